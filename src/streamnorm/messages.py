@@ -1,0 +1,369 @@
+"""Content blocks, messages, ``Usage`` and ``StopReason``: the canonical data model.
+
+Everything here is an immutable (frozen, slotted) dataclass. ``to_dict()``
+returns a JSON-ready dict whose ``"type"`` names the class; ``from_dict()``
+reads it back, so a conversation history can be stored as JSON and replayed
+unchanged (``message_from_dict(m.to_dict()) == m``).
+
+Sequences are tuples so that a finished message cannot be mutated behind the
+back of whoever holds it; ``to_dict()`` turns them into lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Union
+
+__all__ = [
+    "AssistantMessage",
+    "ContentBlock",
+    "ImageBlock",
+    "Message",
+    "ProviderBlock",
+    "StopReason",
+    "TextBlock",
+    "ThinkingBlock",
+    "ToolCallBlock",
+    "ToolResultMessage",
+    "Usage",
+    "UserMessage",
+    "block_from_dict",
+    "message_from_dict",
+]
+
+
+class StopReason(str, Enum):
+    """Why the assistant stopped. The provider's own value is kept beside it."""
+
+    STOP = "stop"
+    LENGTH = "length"
+    TOOL_USE = "tool_use"
+    CONTENT_FILTER = "content_filter"
+    PAUSE = "pause"
+    ERROR = "error"
+    ABORTED = "aborted"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts as the provider bills them.
+
+    ``input_tokens`` excludes cache reads and writes; ``output_tokens``
+    includes reasoning; ``reasoning_tokens`` is the informational share of
+    output spent on reasoning; ``total_tokens`` is always
+    input + output + cache_read + cache_write (use :meth:`of` to build one).
+    ``raw`` is the provider's last usage object, verbatim; it does not take
+    part in equality, so two snapshots with the same counts compare equal.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    total_tokens: int = 0
+    raw: Mapping[str, Any] | None = field(default=None, compare=False)
+
+    @classmethod
+    def of(
+        cls,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        cache_read_tokens: int = 0,
+        cache_write_tokens: int = 0,
+        reasoning_tokens: int = 0,
+        raw: Mapping[str, Any] | None = None,
+    ) -> Usage:
+        """Build a ``Usage`` whose ``total_tokens`` is computed, never copied."""
+        return cls(
+            input_tokens,
+            output_tokens,
+            cache_read_tokens,
+            cache_write_tokens,
+            reasoning_tokens,
+            input_tokens + output_tokens + cache_read_tokens + cache_write_tokens,
+            raw,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+            "total_tokens": self.total_tokens,
+            "raw": dict(self.raw) if self.raw is not None else None,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Usage:
+        return cls(
+            int(d.get("input_tokens", 0)),
+            int(d.get("output_tokens", 0)),
+            int(d.get("cache_read_tokens", 0)),
+            int(d.get("cache_write_tokens", 0)),
+            int(d.get("reasoning_tokens", 0)),
+            int(d.get("total_tokens", 0)),
+            d.get("raw"),
+        )
+
+
+# --------------------------------------------------------------------------
+# Content blocks
+
+
+@dataclass(frozen=True, slots=True)
+class TextBlock:
+    """Answer text. ``refusal`` marks text the provider sent as a refusal."""
+
+    text: str
+    signature: str | None = None
+    citations: tuple[Any, ...] = ()
+    refusal: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": "text",
+            "text": self.text,
+            "signature": self.signature,
+            "citations": list(self.citations),
+            "refusal": self.refusal,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingBlock:
+    """Reasoning. For redacted thinking ``thinking`` is empty and ``signature``
+    holds the provider's opaque data."""
+
+    thinking: str
+    signature: str | None = None
+    redacted: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": "thinking",
+            "thinking": self.thinking,
+            "signature": self.signature,
+            "redacted": self.redacted,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallBlock:
+    """A call the client must execute.
+
+    ``raw_arguments`` is the argument text exactly as streamed; ``arguments``
+    its strict parse. When ``error`` is set (``"incomplete"``,
+    ``"invalid_json: …"``, ``"not_an_object"``) ``arguments`` is a best-effort
+    preview for display only: the call must not be executed as if whole.
+    """
+
+    id: str
+    name: str
+    arguments: Mapping[str, Any]
+    raw_arguments: str
+    signature: str | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": "toolcall",
+            "id": self.id,
+            "name": self.name,
+            "arguments": dict(self.arguments),
+            "raw_arguments": self.raw_arguments,
+            "signature": self.signature,
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderBlock:
+    """A provider-specific block kept verbatim for same-provider replay
+    (server tool use and results, compaction items, code execution parts …).
+
+    ``kind`` is the provider's own type string, ``data`` its object as finally
+    known."""
+
+    api: str
+    kind: str
+    data: Mapping[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "provider", "api": self.api, "kind": self.kind, "data": dict(self.data)}
+
+
+@dataclass(frozen=True, slots=True)
+class ImageBlock:
+    """An image in a user message or tool result: inline base64 ``data`` or a
+    ``url``."""
+
+    mime_type: str
+    data: str | None = None
+    url: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "image", "mime_type": self.mime_type, "data": self.data, "url": self.url}
+
+
+ContentBlock = Union[TextBlock, ThinkingBlock, ToolCallBlock, ProviderBlock]
+
+
+def block_from_dict(d: Mapping[str, Any]) -> TextBlock | ThinkingBlock | ToolCallBlock | ProviderBlock | ImageBlock:
+    """Inverse of the blocks' ``to_dict()``. Raises ``ValueError`` on an unknown type."""
+    t = d.get("type")
+    if t == "text":
+        return TextBlock(
+            d["text"], d.get("signature"), tuple(d.get("citations") or ()), bool(d.get("refusal"))
+        )
+    if t == "thinking":
+        return ThinkingBlock(d["thinking"], d.get("signature"), bool(d.get("redacted")))
+    if t == "toolcall":
+        return ToolCallBlock(
+            d["id"],
+            d["name"],
+            dict(d.get("arguments") or {}),
+            d.get("raw_arguments", ""),
+            d.get("signature"),
+            d.get("error"),
+        )
+    if t == "provider":
+        return ProviderBlock(d["api"], d["kind"], dict(d.get("data") or {}))
+    if t == "image":
+        return ImageBlock(d["mime_type"], d.get("data"), d.get("url"))
+    raise ValueError(f"unknown content block type: {t!r}")
+
+
+# --------------------------------------------------------------------------
+# Messages
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    """What the user said: plain text or a sequence of text and image blocks."""
+
+    content: str | tuple[TextBlock | ImageBlock, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        content: Any = (
+            self.content if isinstance(self.content, str) else [b.to_dict() for b in self.content]
+        )
+        return {"type": "user", "content": content}
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantMessage:
+    """One assistant turn, as normalized from a stream.
+
+    ``model`` is the model the caller asked for when given, else the one the
+    stream reported; ``response_model`` is what the stream reported.
+    ``provider`` names the host when known; with ``api`` and ``model`` it
+    identifies who issued a signature. ``error`` holds the reason of a turn
+    that ended in an ``Error`` event.
+    """
+
+    content: tuple[ContentBlock, ...]
+    api: str
+    model: str | None
+    stop_reason: StopReason
+    raw_stop_reason: str | None
+    usage: Usage
+    response_id: str | None
+    provider: str | None = None
+    response_model: str | None = None
+    error: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The concatenated non-refusal text of the message."""
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock) and not b.refusal)
+
+    @property
+    def tool_calls(self) -> tuple[ToolCallBlock, ...]:
+        return tuple(b for b in self.content if isinstance(b, ToolCallBlock))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": "assistant",
+            "content": [b.to_dict() for b in self.content],
+            "api": self.api,
+            "model": self.model,
+            "stop_reason": self.stop_reason.value,
+            "raw_stop_reason": self.raw_stop_reason,
+            "usage": self.usage.to_dict(),
+            "response_id": self.response_id,
+            "provider": self.provider,
+            "response_model": self.response_model,
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultMessage:
+    """The result of executing a tool call, answering ``tool_call_id``."""
+
+    tool_call_id: str
+    tool_name: str
+    content: str | tuple[TextBlock | ImageBlock, ...]
+    is_error: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        content: Any = (
+            self.content if isinstance(self.content, str) else [b.to_dict() for b in self.content]
+        )
+        return {
+            "type": "tool_result",
+            "tool_call_id": self.tool_call_id,
+            "tool_name": self.tool_name,
+            "content": content,
+            "is_error": self.is_error,
+        }
+
+
+Message = Union[UserMessage, AssistantMessage, ToolResultMessage]
+
+
+def _user_content(c: Any) -> str | tuple[TextBlock | ImageBlock, ...]:
+    if isinstance(c, str):
+        return c
+    parts = tuple(block_from_dict(p) for p in c)
+    for p in parts:
+        if not isinstance(p, (TextBlock, ImageBlock)):
+            raise ValueError(f"user content cannot hold a {type(p).__name__}")
+    return parts  # type: ignore[return-value]
+
+
+def message_from_dict(d: Mapping[str, Any]) -> Message:
+    """Inverse of the messages' ``to_dict()``. Raises ``ValueError`` on an unknown type."""
+    t = d.get("type")
+    if t == "user":
+        return UserMessage(_user_content(d["content"]))
+    if t == "tool_result":
+        return ToolResultMessage(
+            d["tool_call_id"], d.get("tool_name", ""), _user_content(d["content"]), bool(d.get("is_error"))
+        )
+    if t == "assistant":
+        content = tuple(block_from_dict(b) for b in d.get("content", ()))
+        for b in content:
+            if isinstance(b, ImageBlock):
+                raise ValueError("assistant content cannot hold an image block")
+        return AssistantMessage(
+            content,  # type: ignore[arg-type]
+            d["api"],
+            d.get("model"),
+            StopReason(d.get("stop_reason", "stop")),
+            d.get("raw_stop_reason"),
+            Usage.from_dict(d.get("usage") or {}),
+            d.get("response_id"),
+            d.get("provider"),
+            d.get("response_model"),
+            d.get("error"),
+        )
+    raise ValueError(f"unknown message type: {t!r}")
