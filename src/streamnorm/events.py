@@ -9,7 +9,7 @@ the CLI prints one per line. Exactly one terminal event, :class:`Done` or
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 from .messages import AssistantMessage, ContentBlock, StopReason, Usage
 
@@ -40,7 +40,12 @@ class Start:
     response_id: str | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": "start", "api": self.api, "model": self.model, "response_id": self.response_id}
+        return {
+            "type": "start",
+            "api": self.api,
+            "model": self.model,
+            "response_id": self.response_id,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +171,12 @@ class NormalizationError:
     raw: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": "normalization_error", "kind": self.kind, "detail": self.detail, "raw": self.raw}
+        return {
+            "type": "normalization_error",
+            "kind": self.kind,
+            "detail": self.detail,
+            "raw": self.raw,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,15 +222,15 @@ class Error:
         }
 
 
-Event = Union[
-    Start,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-    BlockEnd,
-    UsageUpdate,
-    PromptProgress,
-    NormalizationError,
-    Done,
-    Error,
-]
+Event = (
+    Start
+    | TextDelta
+    | ThinkingDelta
+    | ToolCallDelta
+    | BlockEnd
+    | UsageUpdate
+    | PromptProgress
+    | NormalizationError
+    | Done
+    | Error
+)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Union
+from typing import Any
 
 __all__ = [
     "AssistantMessage",
@@ -213,10 +213,10 @@ class ImageBlock:
         return {"type": "image", "mime_type": self.mime_type, "data": self.data, "url": self.url}
 
 
-ContentBlock = Union[TextBlock, ThinkingBlock, ToolCallBlock, ProviderBlock]
+ContentBlock = TextBlock | ThinkingBlock | ToolCallBlock | ProviderBlock
 
 
-def block_from_dict(d: Mapping[str, Any]) -> TextBlock | ThinkingBlock | ToolCallBlock | ProviderBlock | ImageBlock:
+def block_from_dict(d: Mapping[str, Any]) -> ContentBlock | ImageBlock:
     """Inverse of the blocks' ``to_dict()``. Raises ``ValueError`` on an unknown type."""
     t = d.get("type")
     if t == "text":
@@ -327,7 +327,7 @@ class ToolResultMessage:
         }
 
 
-Message = Union[UserMessage, AssistantMessage, ToolResultMessage]
+Message = UserMessage | AssistantMessage | ToolResultMessage
 
 
 def _user_content(c: Any) -> str | tuple[TextBlock | ImageBlock, ...]:
@@ -347,7 +347,10 @@ def message_from_dict(d: Mapping[str, Any]) -> Message:
         return UserMessage(_user_content(d["content"]))
     if t == "tool_result":
         return ToolResultMessage(
-            d["tool_call_id"], d.get("tool_name", ""), _user_content(d["content"]), bool(d.get("is_error"))
+            d["tool_call_id"],
+            d.get("tool_name", ""),
+            _user_content(d["content"]),
+            bool(d.get("is_error")),
         )
     if t == "assistant":
         content = tuple(block_from_dict(b) for b in d.get("content", ()))
