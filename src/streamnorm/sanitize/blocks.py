@@ -1,0 +1,250 @@
+"""What survives a switch of model, block by block (``sanitize.md`` §3, §5, §6).
+
+:func:`sanitize_content` maps the content of one assistant message to what
+the target accepts. The decisions are tables: :data:`THINKING_RULES` for
+reasoning by kind and issuer, :data:`UNSIGNED_SAME_ISSUER` for unsigned
+reasoning per target api. Two api-specific passes follow: Gemini signatures
+must be base64 (with a sentinel for unsigned Gemini 3 calls), and Responses
+reasoning is replayed only with encrypted content next to the item it
+preceded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+from enum import Enum
+from typing import Any, Literal
+
+from ..messages import (
+    AssistantMessage,
+    ContentBlock,
+    ProviderBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+)
+from .target import Target, same_issuer, same_provider
+from .text import clean_block
+
+__all__ = [
+    "GEMINI_SENTINEL",
+    "THINKING_RULES",
+    "UNSIGNED_SAME_ISSUER",
+    "ForeignThinking",
+    "is_valid_gemini_signature",
+    "replayable_reasoning",
+    "sanitize_content",
+    "thinking_kind",
+]
+
+ForeignThinking = Literal["text", "drop"]
+
+#: Documented value that tells Gemini 3 to skip thought-signature validation
+#: for a function call it did not sign.
+GEMINI_SENTINEL = "skip_thought_signature_validator"
+
+_BASE64 = re.compile(r"\A[A-Za-z0-9+/]+={0,2}\Z")
+
+
+class Action(Enum):
+    KEEP = "keep"
+    DEMOTE = "demote"  # becomes a TextBlock (or is dropped with foreign_thinking="drop")
+    DROP = "drop"
+    BY_TARGET_API = "by_target_api"  # see UNSIGNED_SAME_ISSUER
+
+
+#: ``(thinking kind, same issuer) -> action`` — the reasoning rows of §3.
+THINKING_RULES: dict[tuple[str, bool], Action] = {
+    ("redacted", True): Action.KEEP,
+    ("redacted", False): Action.DROP,
+    ("signed", True): Action.KEEP,
+    ("signed", False): Action.DEMOTE,
+    ("signed-empty", True): Action.KEEP,
+    ("signed-empty", False): Action.DROP,
+    ("unsigned", True): Action.BY_TARGET_API,
+    ("unsigned", False): Action.DEMOTE,
+    ("blank", True): Action.DROP,
+    ("blank", False): Action.DROP,
+}
+
+#: Unsigned, non-empty reasoning of the same issuer, per target api.
+#: Anthropic rejects unsigned thinking (and demoting it can trigger a refusal);
+#: Responses has nothing to replay without an item.
+UNSIGNED_SAME_ISSUER: dict[str, Action] = {
+    "anthropic-messages": Action.DROP,
+    "openai-responses": Action.DROP,
+    "openai-completions": Action.KEEP,
+    "google-generative-ai": Action.KEEP,
+}
+
+
+def thinking_kind(block: ThinkingBlock) -> str:
+    """``redacted``, ``signed``, ``signed-empty``, ``unsigned`` or ``blank``."""
+    if block.redacted:
+        return "redacted"
+    has_text = bool(block.thinking.strip())
+    if block.signature:
+        return "signed" if has_text else "signed-empty"
+    return "unsigned" if has_text else "blank"
+
+
+def is_valid_gemini_signature(value: str | None) -> bool:
+    """Non-empty base64 (``[A-Za-z0-9+/]``, at most two ``=``, length % 4 == 0),
+    or the Gemini 3 sentinel."""
+    if value == GEMINI_SENTINEL:
+        return True
+    return bool(value) and len(value or "") % 4 == 0 and _BASE64.match(value or "") is not None
+
+
+def _json_object(text: str | None) -> dict[str, Any] | None:
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def replayable_reasoning(signature: str | None) -> bool:
+    """A Responses reasoning item with non-empty ``encrypted_content``."""
+    item = _json_object(signature)
+    if item is None or item.get("type", "reasoning") != "reasoning":
+        return False
+    enc = item.get("encrypted_content")
+    return isinstance(enc, str) and bool(enc)
+
+
+def _without_item_id(signature: str | None) -> str | None:
+    """A Responses item signature without its ``id`` (``None`` if nothing is left)."""
+    item = _json_object(signature)
+    if item is None or "id" not in item:
+        return signature
+    rest = {k: v for k, v in item.items() if k != "id"}
+    return json.dumps(rest, separators=(",", ":"), ensure_ascii=False) if rest else None
+
+
+_CONTENT_TYPES = (TextBlock, ThinkingBlock, ToolCallBlock, ProviderBlock)
+
+
+def _is_blank_text(block: ContentBlock | None) -> bool:
+    """Unsigned whitespace-only text: no provider accepts it, nothing to replay."""
+    return isinstance(block, TextBlock) and not block.signature and not block.text.strip()
+
+
+# ---------------------------------------------------------------------------
+# Per-block rules
+
+
+def _thinking(
+    block: ThinkingBlock, same: bool, target: Target, foreign: ForeignThinking
+) -> ContentBlock | None:
+    action = THINKING_RULES[(thinking_kind(block), same)]
+    if action is Action.BY_TARGET_API:
+        action = UNSIGNED_SAME_ISSUER[target.api]
+    if action is Action.KEEP:
+        return block
+    if action is Action.DEMOTE and foreign == "text":
+        return TextBlock(block.thinking)
+    return None
+
+
+def _text(block: TextBlock, same: bool) -> TextBlock:
+    if same or (block.signature is None and not block.citations):
+        return block
+    return replace(block, signature=None, citations=())
+
+
+def _tool_call(block: ToolCallBlock, same: bool) -> ToolCallBlock:
+    if same or block.signature is None:
+        return block
+    return replace(block, signature=None)
+
+
+def _with_gemini_signature_checked(block: ContentBlock) -> ContentBlock:
+    """Same-issuer Gemini blocks keep only signatures the API will accept."""
+    if isinstance(block, ProviderBlock) or is_valid_gemini_signature(block.signature):
+        return block
+    return block if block.signature is None else replace(block, signature=None)
+
+
+def _block(
+    block: ContentBlock,
+    message: AssistantMessage,
+    same: bool,
+    target: Target,
+    foreign: ForeignThinking,
+) -> ContentBlock | None:
+    if isinstance(block, ThinkingBlock):
+        return _thinking(block, same, target, foreign)
+    if isinstance(block, TextBlock):
+        text = _text(block, same)
+        return None if _is_blank_text(text) else text
+    if isinstance(block, ToolCallBlock):
+        return _tool_call(block, same)
+    return block if same_provider(block.api, message.provider, target) else None
+
+
+# ---------------------------------------------------------------------------
+# Api-specific passes over the whole message
+
+
+def _responses_replay(
+    original: Sequence[ContentBlock], out: list[ContentBlock | None]
+) -> list[ContentBlock | None]:
+    """§6: encrypted reasoning only, each directly followed by a non-reasoning
+    block; blocks that followed a dropped reasoning item lose their item id."""
+    out = [
+        None if isinstance(b, ThinkingBlock) and not replayable_reasoning(b.signature) else b
+        for b in out
+    ]
+    alive = [i for i, b in enumerate(out) if b is not None]
+    for pos, i in enumerate(alive):
+        nxt = out[alive[pos + 1]] if pos + 1 < len(alive) else None
+        if isinstance(out[i], ThinkingBlock) and (nxt is None or isinstance(nxt, ThinkingBlock)):
+            out[i] = None
+    dropped_reasoning = False
+    for i, orig in enumerate(original):
+        if isinstance(orig, ThinkingBlock):
+            dropped_reasoning = out[i] is None
+            continue
+        b = out[i]
+        if dropped_reasoning and isinstance(b, (TextBlock, ToolCallBlock)):
+            signature = _without_item_id(b.signature)
+            if signature != b.signature:
+                b = replace(b, signature=signature)
+            out[i] = None if _is_blank_text(b) else b
+    return out
+
+
+def _gemini3_sentinel(out: list[ContentBlock | None]) -> list[ContentBlock | None]:
+    """§5: every unsigned function call gets the documented sentinel."""
+    return [
+        replace(b, signature=GEMINI_SENTINEL)
+        if isinstance(b, ToolCallBlock) and b.signature is None
+        else b
+        for b in out
+    ]
+
+
+def sanitize_content(
+    message: AssistantMessage, target: Target, foreign: ForeignThinking
+) -> tuple[ContentBlock, ...]:
+    """The content of ``message`` as ``target`` may receive it (ids untouched)."""
+    same = same_issuer(message, target)
+    original = [clean_block(b) for b in message.content if isinstance(b, _CONTENT_TYPES)]
+    if same and target.api == "google-generative-ai":
+        original = [_with_gemini_signature_checked(b) for b in original]
+    out = [_block(b, message, same, target, foreign) for b in original]
+    if same and target.api == "openai-responses":
+        out = _responses_replay(original, out)
+    if (target.gemini_major or 0) >= 3:
+        out = _gemini3_sentinel(out)
+    kept = tuple(b for b in out if b is not None)
+    unchanged = len(kept) == len(message.content) and all(
+        a is b for a, b in zip(kept, message.content, strict=True)
+    )
+    return message.content if unchanged else kept

@@ -1,0 +1,194 @@
+"""``sanitize_messages_for_target``: the pipeline (``sanitize.md`` §3, §4, §8).
+
+1. Each assistant message that did not fail is reduced to what the target
+   accepts (:mod:`.blocks`); failed turns (``error``, ``aborted``) are dropped.
+2. One walk pairs tool results with the pending calls of the assistant turn
+   they follow; a result that answers nothing is dropped, a call left without
+   a result gets a synthetic error result when the next turn or user message
+   arrives, or at the end.
+3. Tool-call ids are assigned in conversation order per call, never per id
+   string, so the rewrite is injective; results take the id of their call.
+4. Messages are rebuilt; unchanged ones are the input objects themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from ..messages import (
+    AssistantMessage,
+    ContentBlock,
+    Message,
+    StopReason,
+    ToolCallBlock,
+    ToolResultMessage,
+    UserMessage,
+)
+from .blocks import ForeignThinking, sanitize_content
+from .calls import CallSite, calls_in
+from .ids import IdAllocator, id_rule_for
+from .target import Target, resolve_target, same_issuer
+from .text import clean_content, clean_str
+
+__all__ = ["FAILED_STOP_REASONS", "SYNTHETIC_RESULT_TEXT", "sanitize_messages_for_target"]
+
+#: Turns that ended this way are incomplete and never replayed.
+FAILED_STOP_REASONS: frozenset[StopReason] = frozenset({StopReason.ERROR, StopReason.ABORTED})
+
+#: Content of the error result that answers a call left without one.
+SYNTHETIC_RESULT_TEXT = "No result provided"
+
+FOREIGN_THINKING_MODES: tuple[str, ...] = ("text", "drop")
+
+
+@dataclass(eq=False)
+class _Call:
+    site: CallSite
+    trusted: bool
+    answered: bool = False
+    new_id: str = ""
+
+
+@dataclass(eq=False)
+class _Turn:
+    message: AssistantMessage
+    content: tuple[ContentBlock, ...]
+    calls: list[_Call] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class _Result:
+    call: _Call
+    message: ToolResultMessage | None  # None: synthetic
+
+
+_Entry = UserMessage | _Turn | _Result
+
+
+def _walk(messages: Iterable[Message], target: Target, foreign: ForeignThinking) -> list[_Entry]:
+    """Drop failed turns and pair results with calls (§8)."""
+    out: list[_Entry] = []
+    current: _Turn | None = None
+
+    def close() -> None:
+        if current is not None:
+            out.extend(_Result(c, None) for c in current.calls if not c.answered)
+            for c in current.calls:
+                c.answered = True
+
+    for m in messages:
+        if isinstance(m, AssistantMessage):
+            close()
+            current = None
+            if m.stop_reason in FAILED_STOP_REASONS:
+                continue
+            content = sanitize_content(m, target, foreign)
+            trusted = same_issuer(m, target)
+            current = _Turn(m, content, [_Call(s, trusted) for s in calls_in(content)])
+            out.append(current)
+        elif isinstance(m, ToolResultMessage):
+            call = None
+            if current is not None:
+                call = next(
+                    (c for c in current.calls if not c.answered and c.site.id == m.tool_call_id),
+                    None,
+                )
+            if call is not None:
+                call.answered = True
+                out.append(_Result(call, m))
+        elif isinstance(m, UserMessage):
+            close()
+            current = None
+            out.append(m)
+        else:
+            raise TypeError(f"not a message: {type(m).__name__}")
+    close()
+    return out
+
+
+def _assign_ids(entries: Sequence[_Entry], target: Target) -> None:
+    """Give every call its output id (§4.2), in conversation order."""
+    alloc = IdAllocator(id_rule_for(target))
+    turns = [e for e in entries if isinstance(e, _Turn)]
+    for turn in turns:
+        for c in turn.calls:
+            if not c.site.rewritable:
+                alloc.reserve(c.site.id)
+                c.new_id = c.site.id
+    for turn in turns:
+        for c in turn.calls:
+            if c.site.rewritable:
+                c.new_id = alloc.assign(c.site.id, trusted=c.trusted)
+
+
+def _rebuild_turn(turn: _Turn) -> AssistantMessage | None:
+    content = list(turn.content)
+    for c in turn.calls:
+        block = content[c.site.index]
+        if isinstance(block, ToolCallBlock) and block.id != c.new_id:
+            content[c.site.index] = replace(block, id=c.new_id)
+    if not content:
+        return None
+    new, old = tuple(content), turn.message.content
+    if len(new) == len(old) and all(a is b for a, b in zip(new, old, strict=True)):
+        return turn.message
+    return replace(turn.message, content=new)
+
+
+def _rebuild_result(result: _Result) -> ToolResultMessage:
+    call, m = result.call, result.message
+    if m is None:
+        return ToolResultMessage(call.new_id, call.site.name, SYNTHETIC_RESULT_TEXT, True)
+    changes: dict[str, object] = {}
+    if m.tool_call_id != call.new_id:
+        changes["tool_call_id"] = call.new_id
+    name, content = clean_str(m.tool_name), clean_content(m.content)
+    if name is not m.tool_name:
+        changes["tool_name"] = name
+    if content is not m.content:
+        changes["content"] = content
+    return replace(m, **changes) if changes else m  # type: ignore[arg-type]
+
+
+def _rebuild_user(m: UserMessage) -> UserMessage:
+    content = clean_content(m.content)
+    return m if content is m.content else UserMessage(content)
+
+
+def sanitize_messages_for_target(
+    messages: Iterable[Message],
+    provider: str | None,
+    model: str | None,
+    *,
+    api: str | None = None,
+    foreign_thinking: ForeignThinking = "text",
+) -> list[Message]:
+    """Make a conversation history safe to send to ``(provider, api, model)``.
+
+    Keeps what the target can verify (its own signatures and opaque blocks),
+    turns another issuer's reasoning into plain text (or drops it with
+    ``foreign_thinking="drop"``), rewrites tool-call ids the target would
+    reject, repairs the call/result structure and removes unpaired
+    surrogates. Pure, deterministic and idempotent; the input is never
+    modified. Raises ``ValueError`` for an unknown or missing ``api`` and an
+    unknown ``foreign_thinking`` mode; bad data never raises.
+    """
+    if foreign_thinking not in FOREIGN_THINKING_MODES:
+        raise ValueError(
+            f"foreign_thinking must be one of {FOREIGN_THINKING_MODES}, got {foreign_thinking!r}"
+        )
+    target = resolve_target(provider, model, api)
+    entries = _walk(messages, target, foreign_thinking)
+    _assign_ids(entries, target)
+    out: list[Message] = []
+    for e in entries:
+        if isinstance(e, _Turn):
+            turn = _rebuild_turn(e)
+            if turn is not None:
+                out.append(turn)
+        elif isinstance(e, _Result):
+            out.append(_rebuild_result(e))
+        else:
+            out.append(_rebuild_user(e))
+    return out
