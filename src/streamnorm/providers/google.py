@@ -1,0 +1,503 @@
+"""``google-generative-ai``: Gemini ``streamGenerateContent?alt=sse`` (providers.md §4).
+
+Every payload is a whole ``GenerateContentResponse``. The candidate whose
+``index`` equals ``choice`` is read; its ``parts`` are processed in order,
+and consecutive parts of the same kind extend one block (a block key here is
+simply the running number of the block this decoder opened). The wire has no
+terminal event: end of input after a ``finishReason`` or a
+``promptFeedback.blockReason`` is the normal end (``done_at_eof_after_stop``).
+
+Streamed function-call arguments (``partialArgs``, §4.3) arrive as values set
+at JSON paths; :class:`_ArgsWriter` turns them back into incremental JSON text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._json import dumps_compact
+from ..builder import MessageBuilder
+from ..messages import StopReason, Usage
+from .base import Decoder, as_dict, as_int, as_list, as_str
+
+__all__ = ["GoogleDecoder"]
+
+_FILTERED = StopReason.CONTENT_FILTER
+
+STOP_TABLE: dict[str, StopReason | None] = {
+    "STOP": StopReason.STOP,
+    "MAX_TOKENS": StopReason.LENGTH,
+    "SAFETY": _FILTERED,
+    "RECITATION": _FILTERED,
+    "BLOCKLIST": _FILTERED,
+    "PROHIBITED_CONTENT": _FILTERED,
+    "SPII": _FILTERED,
+    "IMAGE_SAFETY": _FILTERED,
+    "LANGUAGE": _FILTERED,
+    "MALFORMED_FUNCTION_CALL": None,
+    "UNEXPECTED_TOOL_CALL": None,
+    "OTHER": StopReason.STOP,
+    "FINISH_REASON_UNSPECIFIED": StopReason.STOP,
+    "NO_IMAGE": StopReason.STOP,
+}
+
+#: Part fields that qualify a part rather than say what it holds.
+_PART_MODIFIERS = frozenset(
+    ("thought", "thoughtSignature", "partMetadata", "videoMetadata", "mediaResolution")
+)
+
+#: Candidate metadata kept as a ``ProviderBlock`` at the end, in this order.
+_METADATA_BLOCKS = ("groundingMetadata", "urlContextMetadata")
+
+_TEXT, _THINKING, _CALL = "text", "thinking", "call"
+
+
+def to_usage(raw: dict[str, Any]) -> Usage:
+    """``usageMetadata`` → ``Usage`` (§4.4): the prompt count includes cached
+    tokens; thoughts are reported beside the candidates, not inside them."""
+    cached = as_int(raw.get("cachedContentTokenCount"))
+    thoughts = as_int(raw.get("thoughtsTokenCount"))
+    prompt = as_int(raw.get("promptTokenCount")) + as_int(raw.get("toolUsePromptTokenCount"))
+    return Usage.of(
+        input_tokens=max(prompt - cached, 0),
+        output_tokens=as_int(raw.get("candidatesTokenCount")) + thoughts,
+        cache_read_tokens=cached,
+        reasoning_tokens=thoughts,
+        raw=raw,
+    )
+
+
+class GoogleDecoder(Decoder):
+    api = "google-generative-ai"
+    stop_table = STOP_TABLE
+    done_at_eof_after_stop = True
+
+    def __init__(self, builder: MessageBuilder, choice: int = 0) -> None:
+        super().__init__(builder, choice)
+        self._blocks = 0  # block keys: 0, 1, 2 … in the order this decoder opens them
+        self._current: int | None = None  # the open text / thinking block or streamed call
+        self._current_kind = ""
+        self._args: _ArgsWriter | None = None  # the open streamed call's arguments
+        self._call_ids: dict[str, int] = {}  # wire call id → key, to merge repeats
+        self._last_text: int | None = None
+        self._metadata: dict[str, dict[str, Any]] = {}
+        self._citations: list[Any] = []
+
+    # ------------------------------------------------------------------
+    # Payloads
+
+    def handle(self, event: str, payload: dict[str, Any]) -> None:
+        error = payload.get("error")
+        if error is not None or event == "error":
+            err = as_dict(error)
+            code = err.get("status") or err.get("code")
+            self._before_terminal()
+            self.b.fail(
+                "upstream",
+                as_str(err.get("message")) or (error if isinstance(error, str) else "") or "error",
+                str(code) if code not in (None, "") else None,
+            )
+            return
+        self.b.start(as_str(payload.get("modelVersion")) or None, as_str(payload.get("responseId")) or None)
+        block_reason = as_str(as_dict(payload.get("promptFeedback")).get("blockReason"))
+        if block_reason:
+            self.b.set_stop_reason(block_reason, mapped=StopReason.CONTENT_FILTER)
+        candidate = self._candidate(as_list(payload.get("candidates")))
+        if candidate is not None:
+            for part in as_list(as_dict(candidate.get("content")).get("parts")):
+                self._part(as_dict(part))
+            self._keep_metadata(candidate)
+            finish = as_str(candidate.get("finishReason"))
+            if finish:
+                self.b.set_stop_reason(finish, error_reason=as_str(candidate.get("finishMessage")) or None)
+        usage = payload.get("usageMetadata")
+        if isinstance(usage, dict):
+            self.b.set_usage(to_usage(usage))
+
+    def end_of_input(self) -> None:
+        self._before_terminal()
+        super().end_of_input()
+
+    def _candidate(self, candidates: list[Any]) -> dict[str, Any] | None:
+        for candidate in candidates:
+            if isinstance(candidate, dict):
+                index = candidate.get("index", 0)
+                if index == self.choice and not isinstance(index, bool):
+                    return candidate
+        return None
+
+    def _keep_metadata(self, candidate: dict[str, Any]) -> None:
+        """The last non-empty value of each metadata field wins (§4.1)."""
+        for field in _METADATA_BLOCKS:
+            value = candidate.get(field)
+            if isinstance(value, dict) and value:
+                self._metadata[field] = value
+        citation = as_dict(candidate.get("citationMetadata"))
+        sources = as_list(citation.get("citationSources")) or as_list(citation.get("citations"))
+        if sources:
+            self._citations = sources
+
+    def _before_terminal(self) -> None:
+        """Write the end of a streamed call that is still open (the builder
+        then ends it as incomplete) and add the candidate metadata."""
+        if self._args is not None and self._current is not None:
+            self._finish_args(self._current, self._args)
+        self._args = None
+        if self._citations and self._last_text is not None:
+            self.b.backfill_citations(self._last_text, self._citations)
+        for field in _METADATA_BLOCKS:
+            if field in self._metadata:
+                self.b.open_provider(self._new_key(), field, self._metadata[field])
+        self._metadata.clear()
+        self._citations = []
+
+    # ------------------------------------------------------------------
+    # Parts
+
+    def _new_key(self) -> int:
+        self._blocks += 1
+        return self._blocks - 1
+
+    def _end_current(self) -> None:
+        key = self._current
+        if key is None:
+            return
+        if self._args is not None:
+            self._finish_args(key, self._args)
+            self._args = None
+        self.b.end_block(key)
+        self._current = None
+        self._current_kind = ""
+
+    def _part(self, part: dict[str, Any]) -> None:
+        signature = as_str(part.get("thoughtSignature"))
+        call = part.get("functionCall")
+        text = part.get("text")
+        if isinstance(call, dict):
+            self._function_call(call, signature)
+        elif isinstance(text, str):
+            self._text(text, part.get("thought") is True, signature)
+        else:
+            kind = next((k for k in part if k not in _PART_MODIFIERS), None)
+            if kind is None:
+                # Only qualifiers: a bare signature behaves as an empty text part.
+                self._text("", part.get("thought") is True, signature)
+                return
+            self._end_current()
+            key = self._new_key()
+            self.b.open_provider(key, kind, part)
+            self.b.end_block(key)
+
+    def _text(self, text: str, thought: bool, signature: str) -> None:
+        kind = _THINKING if thought else _TEXT
+        key = self._current
+        if key is not None and self._current_kind == kind:
+            if kind == _THINKING:
+                self.b.append_thinking(key, text, signature=signature or None)
+            else:
+                self.b.append_text(key, text)
+                self.b.set_signature(key, signature)
+            return
+        if not text and not signature:
+            return  # Gemini ends many streams with an empty text part
+        self._end_current()
+        key = self._current = self._new_key()
+        self._current_kind = kind
+        if kind == _THINKING:
+            self.b.open_thinking(key, text=text, signature=signature or None)
+        else:
+            self.b.open_text(key, text=text, signature=signature or None)
+            self._last_text = key
+
+    def _function_call(self, call: dict[str, Any], signature: str) -> None:
+        name = as_str(call.get("name"))
+        streaming = call.get("willContinue") is True
+        if not name:
+            args = self._args
+            if args is None or self._current is None:
+                self.b.diagnostic(
+                    "delta_for_unknown_block",
+                    "a functionCall part without a name and no streamed call open",
+                    dumps_compact(call),
+                )
+                return
+            self._partial_args(self._current, args, as_list(call.get("partialArgs")))
+            if not streaming:
+                self._end_current()
+            return
+        self._end_current()
+        call_id = as_str(call.get("id"))
+        if call_id and not streaming and call_id in self._call_ids:
+            # A repeat of an earlier call: merged; a signature-less repeat
+            # keeps the signature the first one carried.
+            earlier = self._call_ids[call_id]
+            if signature and not self.b.signature(earlier):
+                self.b.backfill_signature(earlier, signature, f"signature of repeated call {call_id!r}")
+            return
+        key = self._new_key()
+        if call_id:
+            self._call_ids.setdefault(call_id, key)
+        self.b.open_tool_call(
+            key, id=call_id or None, name=name, signature=signature or None, synthesize_id=True
+        )
+        raw_args = call.get("args")
+        if not streaming:
+            self.b.append_arguments(key, "{}" if raw_args is None else dumps_compact(raw_args))
+            self.b.end_block(key)
+            return
+        args = self._args = _ArgsWriter()
+        self._current, self._current_kind = key, _CALL
+        if isinstance(raw_args, dict):
+            for member, value in raw_args.items():
+                self._write(key, args, args.set((member,), value))
+        self._partial_args(key, args, as_list(call.get("partialArgs")))
+
+    def _partial_args(self, key: int, args: _ArgsWriter, entries: list[Any]) -> None:
+        for entry in map(as_dict, entries):
+            path = _parse_path(entry.get("jsonPath"))
+            if "stringValue" in entry:
+                value: Any = as_str(entry.get("stringValue"))
+            elif "numberValue" in entry:
+                value = entry.get("numberValue")
+            elif "boolValue" in entry:
+                value = entry.get("boolValue")
+            elif "nullValue" in entry:
+                value = None
+            else:
+                continue
+            if path is None:
+                args.ok = False  # nowhere to put the value: synthesis stops
+                self._write(key, args, None, dumps_compact(entry))
+                continue
+            self._write(key, args, args.set(path, value), dumps_compact(entry))
+
+    def _write(self, key: int, args: _ArgsWriter, text: str | None, raw: str | None = None) -> None:
+        """Emit synthesised argument text; ``None`` means synthesis just failed."""
+        if text is None:
+            if args.failed_now():
+                self.b.diagnostic(
+                    "partial_args_out_of_order",
+                    "partialArgs paths cannot be written as incremental JSON; "
+                    "the arguments become the serialisation of the final value",
+                    raw,
+                )
+            return
+        self.b.append_arguments(key, text)
+
+    def _finish_args(self, key: int, args: _ArgsWriter) -> None:
+        closing = args.close()
+        if args.ok:
+            self.b.append_arguments(key, closing)
+        else:
+            self.b.reconcile(key, dumps_compact(args.tree), None)
+
+
+# ----------------------------------------------------------------------
+# partialArgs → incremental JSON text
+
+
+class _ArgsWriter:
+    """Turns Gemini ``partialArgs`` entries (a value set at a JSON path) into
+    JSON text fragments whose concatenation is the argument object.
+
+    Entering a path closes the open string and any containers the new path
+    leaves, writes ``,`` and ``"key":`` as needed and opens the containers
+    it enters (the root ``{`` with the first value); then it writes the
+    value, a string staying open so that later pieces for the same path
+    extend it. :meth:`close` closes everything, root included. Cost: linear
+    in the size of the entries.
+
+    Paths that would reopen a closed container or string, set a value twice,
+    skip an array index or change a container's type cannot be written
+    incrementally: from then on :meth:`set` returns ``None`` and only
+    :attr:`tree` (the value so far, always kept) is exact.
+    """
+
+    __slots__ = ("_frames", "_leaf", "_string_open", "_failed_reported", "ok", "tree")
+
+    def __init__(self) -> None:
+        self.tree: dict[str, Any] = {}
+        self.ok = True
+        # One frame per open container, root first: [segment in parent, is
+        # array, keys written (object) / next index (array)].
+        self._frames: list[_Frame] = []
+        self._leaf: tuple[str | int, ...] | None = None
+        self._string_open = False
+        self._failed_reported = False
+
+    def failed_now(self) -> bool:
+        """True once, the first time synthesis has failed."""
+        if self.ok or self._failed_reported:
+            return False
+        self._failed_reported = True
+        return True
+
+    def set(self, path: tuple[str | int, ...], value: Any) -> str | None:
+        """Set ``value`` at ``path``; a string extends the string set just before
+        at the same path. Returns the text to emit ("" for nothing), or
+        ``None`` once incremental synthesis is impossible."""
+        extend = isinstance(value, str) and path == self._leaf and self._string_open
+        self._assign(path, value, extend)
+        out: str | None = None
+        if self.ok:
+            if extend:
+                out = dumps_compact(value)[1:-1]
+            else:
+                entered = self._enter(path)
+                if entered is None:
+                    self.ok = False
+                else:
+                    text = dumps_compact(value)
+                    out = entered + (text[:-1] if isinstance(value, str) else text)
+        if not extend:
+            self._leaf = path
+            self._string_open = isinstance(value, str)
+        return out
+
+    def close(self) -> str:
+        """The text that ends the argument object (everything still open)."""
+        if not self.ok or not self._frames:
+            return ""
+        out = ['"'] if self._string_open else []
+        out.extend("]" if frame.array else "}" for frame in reversed(self._frames))
+        self._frames.clear()
+        self._string_open = False
+        return "".join(out)
+
+    def _enter(self, path: tuple[str | int, ...]) -> str | None:
+        if not path or not isinstance(path[0], str):
+            return None  # the arguments are an object: the root takes keys only
+        out: list[str] = []
+        if not self._frames:
+            self._frames.append(_Frame(None, array=False))
+            out.append("{")
+        containers = path[:-1]
+        # Open containers below the root, compared with the new path's.
+        common = 0
+        while (
+            common < len(containers)
+            and common + 1 < len(self._frames)
+            and self._frames[common + 1].segment == containers[common]
+        ):
+            common += 1
+        if self._string_open:
+            out.append('"')
+            self._string_open = False
+        while len(self._frames) > common + 1:
+            out.append("]" if self._frames.pop().array else "}")
+        for depth in range(common, len(path)):
+            segment = path[depth]
+            member = self._frames[-1].member(segment)
+            if member is None:
+                return None
+            out.append(member)
+            if depth < len(containers):
+                child_is_array = isinstance(path[depth + 1], int)
+                self._frames.append(_Frame(segment, array=child_is_array))
+                out.append("[" if child_is_array else "{")
+        return "".join(out)
+
+    def _assign(self, path: tuple[str | int, ...], value: Any, extend: bool) -> None:
+        """Set ``value`` in :attr:`tree` (containers made as needed)."""
+        if not path:
+            return
+        node: Any = self.tree
+        for segment, following in zip(path, path[1:]):
+            empty: Any = [] if isinstance(following, int) else {}
+            node = _child(node, segment, empty)
+            if node is None:
+                return
+        last = path[-1]
+        if isinstance(node, dict) and isinstance(last, str):
+            if extend and isinstance(node.get(last), str):
+                value = node[last] + value
+            node[last] = value
+        elif isinstance(node, list) and isinstance(last, int):
+            while len(node) <= last:
+                node.append(None)
+            if extend and isinstance(node[last], str):
+                value = node[last] + value
+            node[last] = value
+
+
+class _Frame:
+    """One open container of :class:`_ArgsWriter`."""
+
+    __slots__ = ("array", "count", "keys", "segment")
+
+    def __init__(self, segment: str | int | None, *, array: bool) -> None:
+        self.segment = segment
+        self.array = array
+        self.count = 0
+        self.keys: set[str] = set()
+
+    def member(self, segment: str | int) -> str | None:
+        """The text that starts member ``segment``, or None if it cannot come next."""
+        comma = "," if self.count else ""
+        if self.array:
+            if not isinstance(segment, int) or segment != self.count:
+                return None
+            self.count += 1
+            return comma
+        if not isinstance(segment, str) or segment in self.keys:
+            return None
+        self.keys.add(segment)
+        self.count += 1
+        return comma + dumps_compact(segment) + ":"
+
+
+def _child(node: Any, segment: str | int, empty: Any) -> Any:
+    """``node[segment]``, created as ``empty`` when missing or of the wrong type."""
+    if isinstance(node, dict) and isinstance(segment, str):
+        child = node.get(segment)
+        if not isinstance(child, type(empty)):
+            child = node[segment] = empty
+        return child
+    if isinstance(node, list) and isinstance(segment, int):
+        while len(node) <= segment:
+            node.append(None)
+        child = node[segment]
+        if not isinstance(child, type(empty)):
+            child = node[segment] = empty
+        return child
+    return None
+
+
+def _parse_path(path: Any) -> tuple[str | int, ...] | None:
+    """``$.a.b[2].c`` or ``$['odd key'][0]`` → ``("a", "b", 2, "c")``; None if malformed."""
+    if not isinstance(path, str) or not path.startswith("$"):
+        return None
+    segments: list[str | int] = []
+    i, n = 1, len(path)
+    while i < n:
+        char = path[i]
+        if char == ".":
+            j = i + 1
+            while j < n and path[j] not in ".[":
+                j += 1
+            if j == i + 1:
+                return None
+            segments.append(path[i + 1 : j])
+            i = j
+        elif char == "[":
+            if i + 1 < n and path[i + 1] in "'\"":
+                quote, j, name = path[i + 1], i + 2, []
+                while j < n and path[j] != quote:
+                    if path[j] == "\\" and j + 1 < n:
+                        j += 1
+                    name.append(path[j])
+                    j += 1
+                if j + 1 >= n or path[j + 1] != "]":
+                    return None
+                segments.append("".join(name))
+                i = j + 2
+            else:
+                j = path.find("]", i)
+                digits = path[i + 1 : j] if j > 0 else ""
+                if not digits.isdigit() or not digits.isascii():
+                    return None
+                segments.append(int(digits))
+                i = j + 1
+        else:
+            return None
+    return tuple(segments) if segments else None
