@@ -13,6 +13,7 @@ at JSON paths; :class:`_ArgsWriter` turns them back into incremental JSON text.
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 from .._json import dumps_compact
@@ -98,7 +99,9 @@ class GoogleDecoder(Decoder):
                 str(code) if code not in (None, "") else None,
             )
             return
-        self.b.start(as_str(payload.get("modelVersion")) or None, as_str(payload.get("responseId")) or None)
+        self.b.start(
+            as_str(payload.get("modelVersion")) or None, as_str(payload.get("responseId")) or None
+        )
         block_reason = as_str(as_dict(payload.get("promptFeedback")).get("blockReason"))
         if block_reason:
             self.b.set_stop_reason(block_reason, mapped=StopReason.CONTENT_FILTER)
@@ -109,7 +112,8 @@ class GoogleDecoder(Decoder):
             self._keep_metadata(candidate)
             finish = as_str(candidate.get("finishReason"))
             if finish:
-                self.b.set_stop_reason(finish, error_reason=as_str(candidate.get("finishMessage")) or None)
+                message = as_str(candidate.get("finishMessage")) or None
+                self.b.set_stop_reason(finish, error_reason=message)
         usage = payload.get("usageMetadata")
         if isinstance(usage, dict):
             self.b.set_usage(to_usage(usage))
@@ -232,7 +236,8 @@ class GoogleDecoder(Decoder):
             # keeps the signature the first one carried.
             earlier = self._call_ids[call_id]
             if signature and not self.b.signature(earlier):
-                self.b.backfill_signature(earlier, signature, f"signature of repeated call {call_id!r}")
+                detail = f"signature of the repeated call {call_id!r}"
+                self.b.backfill_signature(earlier, signature, detail)
             return
         key = self._new_key()
         if call_id:
@@ -313,7 +318,7 @@ class _ArgsWriter:
     :attr:`tree` (the value so far, always kept) is exact.
     """
 
-    __slots__ = ("_frames", "_leaf", "_string_open", "_failed_reported", "ok", "tree")
+    __slots__ = ("_failed_reported", "_frames", "_leaf", "_string_open", "ok", "tree")
 
     def __init__(self) -> None:
         self.tree: dict[str, Any] = {}
@@ -402,7 +407,7 @@ class _ArgsWriter:
         if not path:
             return
         node: Any = self.tree
-        for segment, following in zip(path, path[1:]):
+        for segment, following in pairwise(path):
             empty: Any = [] if isinstance(following, int) else {}
             node = _child(node, segment, empty)
             if node is None:
