@@ -1,0 +1,424 @@
+"""``openai-completions``: Chat Completions and every OpenAI-compatible server
+(providers.md §3).
+
+One chunk at a time: the selected choice's ``delta`` is translated in the
+order thinking, text, refusal, tool calls; then its ``finish_reason``; then
+the chunk's usage; then a top-level ``error``. The wire has no per-block end,
+so every block ends at the terminal (``[DONE]``, or end of input after a
+``finish_reason``).
+
+Tool-call fragments are keyed by ``(index, id)`` (§3.2): a new non-empty id
+at a known index is a new call; an entry without an index joins the call with
+its id, or the most recent call.
+
+Host quirks are data here, not branches: which field carries reasoning, where
+usage lives, which cache field is present. Every field is read defensively;
+unknown fields are ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._json import dumps_compact
+from ..builder import MessageBuilder
+from ..messages import StopReason, Usage
+from .base import Decoder, as_dict, as_int, as_list, as_str
+
+__all__ = ["OpenAICompletionsDecoder", "to_usage"]
+
+STOP_TABLE: dict[str, StopReason | None] = {
+    "stop": StopReason.STOP,
+    "end": StopReason.STOP,  # Ollama, LM Studio
+    "length": StopReason.LENGTH,
+    "tool_calls": StopReason.TOOL_USE,
+    "function_call": StopReason.TOOL_USE,  # legacy functions
+    "content_filter": StopReason.CONTENT_FILTER,
+    "error": None,  # gateways: the generation failed
+    "network_error": None,
+}
+
+#: Delta fields that carry reasoning text, in order of preference; the first
+#: non-empty one is used (chutes sends the same text in two of them).
+REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
+
+#: Fields of cache reads, first present wins: OpenAI and most hosts; DeepSeek;
+#: Moonshot/Kimi and Together (top level of the usage object).
+#: Each entry is a path into the usage object.
+CACHE_READ_PATHS: tuple[tuple[str, ...], ...] = (
+    ("prompt_tokens_details", "cached_tokens"),
+    ("prompt_cache_hit_tokens",),
+    ("cached_tokens",),
+)
+CACHE_WRITE_PATHS: tuple[tuple[str, ...], ...] = (("prompt_tokens_details", "cache_write_tokens"),)
+
+#: OpenRouter ``reasoning_details`` fields that stream in pieces; other fields
+#: of a later entry with the same ``index`` replace the earlier value.
+DETAIL_TEXT_FIELDS = frozenset(("text", "summary"))
+#: ``reasoning_details`` entry types whose text is thinking text.
+DETAIL_THINKING = {"reasoning.text": "text", "reasoning.summary": "summary"}
+
+# Builder keys of the single blocks; tool calls are ("tool", n).
+_THINKING, _TEXT, _REFUSAL, _EXECUTED, _FUNCTION_CALL = (
+    "thinking",
+    "text",
+    "refusal",
+    "executed_tools",
+    "function_call",
+)
+
+
+def _count(usage: dict[str, Any], paths: tuple[tuple[str, ...], ...]) -> int:
+    """The first count present (an int, 0 included) along ``paths``."""
+    for path in paths:
+        node: Any = usage
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        if type(node) is int:
+            return as_int(node)
+    return 0
+
+
+def to_usage(raw: dict[str, Any]) -> Usage:
+    """A Chat Completions usage object as canonical ``Usage`` (§3.3)."""
+    prompt = as_int(raw.get("prompt_tokens"))
+    completion = as_int(raw.get("completion_tokens"))
+    reasoning = as_int(as_dict(raw.get("completion_tokens_details")).get("reasoning_tokens"))
+    cache_read = _count(raw, CACHE_READ_PATHS)
+    cache_write = _count(raw, CACHE_WRITE_PATHS)
+    output = completion
+    total = as_int(raw.get("total_tokens"))
+    if reasoning and total == prompt + completion + reasoning:
+        # xAI reports reasoning beside completion_tokens, not inside it.
+        output += reasoning
+    return Usage.of(
+        input_tokens=max(0, prompt - cache_read - cache_write),
+        output_tokens=output,
+        cache_read_tokens=cache_read,
+        cache_write_tokens=cache_write,
+        reasoning_tokens=reasoning,
+        raw=raw,
+    )
+
+
+def error_reason(error: Any) -> tuple[str, str | None]:
+    """``(reason, code)`` of a wire error object (§8): the message, with
+    OpenRouter's ``metadata.raw`` and Groq's ``failed_generation`` appended."""
+    if isinstance(error, str):
+        return error or "error", None
+    err = as_dict(error)
+    parts = [as_str(err.get("message")) or "error"]
+    for extra in (as_dict(err.get("metadata")).get("raw"), err.get("failed_generation")):
+        if isinstance(extra, str):
+            if extra:
+                parts.append(extra)
+        elif extra is not None:
+            parts.append(dumps_compact(extra))
+    code = err.get("code")
+    if code is None or code == "":
+        code = err.get("type")
+    return "\n".join(parts), (str(code) if code is not None and code != "" else None)
+
+
+def _has_content(delta: dict[str, Any]) -> bool:
+    """Whether a delta carries anything that would change the message."""
+    for field in ("content", "refusal", *REASONING_FIELDS):
+        value = delta.get(field)
+        if (isinstance(value, str) and value) or (isinstance(value, list) and value):
+            return True
+    for field in ("tool_calls", "annotations", "executed_tools", "reasoning_details"):
+        if as_list(delta.get(field)):
+            return True
+    return bool(as_dict(delta.get("function_call")))
+
+
+class OpenAICompletionsDecoder(Decoder):
+    api = "openai-completions"
+    stop_table = STOP_TABLE
+    blocks_end_implicitly = True
+    done_at_eof_after_stop = True
+
+    def __init__(self, builder: MessageBuilder, choice: int = 0) -> None:
+        super().__init__(builder, choice)
+        self._finished = False  # a finish_reason arrived for the selected choice
+        self._dropped = False  # content_after_finish already reported
+        # Tool calls: wire index → call number, id → call number, each call's id.
+        self._by_index: dict[int, int] = {}
+        self._by_id: dict[str, int] = {}
+        self._call_ids: list[str] = []
+        # OpenRouter reasoning_details merged by index; whether it must sign.
+        self._details: list[dict[str, Any]] = []
+        self._detail_pos: dict[Any, int] = {}
+        self._details_sign = False
+        # Groq executed_tools merged by index.
+        self._executed: list[dict[str, Any]] = []
+        self._executed_pos: dict[Any, int] = {}
+        # Perplexity's top-level citations: the last value wins.
+        self._citations: list[Any] = []
+
+    # ------------------------------------------------------------------
+    # Chunks
+
+    def handle(self, event: str, payload: dict[str, Any]) -> None:
+        if event == "error":
+            self._fail(payload.get("error", payload))
+            return
+        choices = as_list(payload.get("choices"))
+        response_id = as_str(payload.get("id"))
+        if response_id or choices:
+            self.b.start(as_str(payload.get("model")) or None, response_id or None)
+        progress = payload.get("prompt_progress")
+        if isinstance(progress, dict):
+            self._progress(progress)
+        choice = self._selected(choices)
+        if choice is not None:
+            delta = as_dict(choice.get("delta"))
+            if not self._finished:
+                citations = payload.get("citations")
+                if isinstance(citations, list):
+                    self._citations = citations
+                self._delta(delta)
+            elif _has_content(delta) and not self._dropped:
+                self._dropped = True
+                self.b.diagnostic(
+                    "content_after_finish",
+                    f"choice {self.choice}: content after its finish_reason is dropped",
+                    dumps_compact(delta),
+                )
+            finish = choice.get("finish_reason")
+            if isinstance(finish, str) and finish:
+                self.b.set_stop_reason(finish)
+                self._finished = True
+        usage = next(
+            (
+                u
+                for u in (
+                    payload.get("usage"),
+                    choice.get("usage") if choice is not None else None,
+                    as_dict(payload.get("x_groq")).get("usage"),
+                )
+                if isinstance(u, dict)
+            ),
+            None,
+        )
+        if usage is not None:
+            self.b.set_usage(to_usage(usage))
+        error = payload.get("error")
+        if error:
+            self._fail(error)
+
+    def _selected(self, choices: list[Any]) -> dict[str, Any] | None:
+        for position, choice in enumerate(choices):
+            if not isinstance(choice, dict):
+                continue
+            index = choice.get("index")
+            if type(index) is not int:
+                index = position
+            if index == self.choice:
+                return choice
+        return None
+
+    def _progress(self, progress: dict[str, Any]) -> None:
+        time_ms = progress.get("time_ms")
+        self.b.progress(
+            as_int(progress.get("processed")),
+            as_int(progress.get("total")),
+            as_int(progress.get("cache")),
+            float(time_ms)
+            if isinstance(time_ms, (int, float)) and not isinstance(time_ms, bool)
+            else 0.0,
+        )
+
+    def _delta(self, delta: dict[str, Any]) -> None:
+        content = delta.get("content")
+        parts = content if isinstance(content, list) else []
+        self._thinking(delta, parts)
+        executed = as_list(delta.get("executed_tools"))
+        if executed:
+            self._executed_tools(executed)
+        if isinstance(content, str):
+            self._text(_TEXT, content)
+        for part in parts:
+            part = as_dict(part)
+            if part.get("type") == "text":
+                self._text(_TEXT, as_str(part.get("text")))
+        annotations = as_list(delta.get("annotations"))
+        if annotations:
+            if not self.b.has(_TEXT):
+                self.b.open_text(_TEXT)
+            for annotation in annotations:
+                self.b.add_citation(_TEXT, annotation)
+        refusal = delta.get("refusal")
+        if isinstance(refusal, str) and refusal:
+            if not self.b.has(_REFUSAL):
+                self.b.open_text(_REFUSAL, refusal=True)
+            self.b.append_text(_REFUSAL, refusal)
+        for entry in as_list(delta.get("tool_calls")):
+            if isinstance(entry, dict):
+                self._tool_call(entry)
+        function_call = delta.get("function_call")
+        if isinstance(function_call, dict) and function_call:
+            self._function_call(function_call)
+
+    # ------------------------------------------------------------------
+    # Blocks
+
+    def _text(self, key: str, text: str) -> None:
+        if not text:
+            return
+        if not self.b.has(key):
+            self.b.open_text(key)
+        self.b.append_text(key, text)
+
+    def _thinking(self, delta: dict[str, Any], parts: list[Any]) -> None:
+        text = ""
+        for field in REASONING_FIELDS:
+            text = as_str(delta.get(field))
+            if text:
+                break
+        details = as_list(delta.get("reasoning_details"))
+        if details:
+            from_details = self._merge_details(details)
+            if not text:
+                text = from_details
+        # Mistral Magistral: content as [{"type": "thinking", "thinking": [...]}, ...].
+        for part in parts:
+            part = as_dict(part)
+            if part.get("type") == "thinking":
+                thinking = part.get("thinking")
+                if isinstance(thinking, str):
+                    text += thinking
+                for piece in as_list(thinking):
+                    text += as_str(as_dict(piece).get("text"))
+        signature = dumps_compact(self._details) if details and self._details_sign else None
+        if not text and signature is None:
+            return
+        if not self.b.has(_THINKING):
+            self.b.open_thinking(_THINKING, text=text, signature=signature)
+            return
+        self.b.append_thinking(_THINKING, text)
+        self.b.set_signature(_THINKING, signature)
+
+    def _merge_details(self, entries: list[Any]) -> str:
+        """Merge OpenRouter ``reasoning_details`` by index; returns the
+        thinking text these entries add."""
+        text = ""
+        for entry in entries:
+            if not isinstance(entry, dict):
+                continue
+            kind = entry.get("type")
+            field = DETAIL_THINKING.get(kind) if isinstance(kind, str) else None
+            if field is not None:
+                text += as_str(entry.get(field))
+            if kind == "reasoning.encrypted" or as_str(entry.get("signature")):
+                self._details_sign = True
+            _merge_by_index(self._details, self._detail_pos, entry, DETAIL_TEXT_FIELDS)
+        return text
+
+    def _executed_tools(self, entries: list[Any]) -> None:
+        """Groq compound ``executed_tools``: one provider block, entries merged
+        by index (a later entry replaces fields one by one)."""
+        for entry in entries:
+            if isinstance(entry, dict):
+                _merge_by_index(self._executed, self._executed_pos, entry, frozenset())
+        data = {"executed_tools": [dict(e) for e in self._executed]}
+        if not self.b.has(_EXECUTED):
+            self.b.open_provider(_EXECUTED, "executed_tools", data)
+        else:
+            self.b.set_provider_data(_EXECUTED, data)
+
+    def _tool_call(self, entry: dict[str, Any]) -> None:
+        index = entry.get("index")
+        call_id = as_str(entry.get("id"))
+        function = as_dict(entry.get("function"))
+        name = as_str(function.get("name"))
+        call: int | None
+        if type(index) is int:
+            call = self._by_index.get(index)
+            bound = self._call_ids[call] if call is not None else ""
+            if call_id and bound and call_id != bound:
+                call = None  # a new id at a known index is a new call
+        elif call_id:
+            call = self._by_id.get(call_id)
+        else:
+            call = len(self._call_ids) - 1 if self._call_ids else None
+        if call is None:
+            call = len(self._call_ids)
+            self._call_ids.append(call_id)
+            self.b.open_tool_call(("tool", call), id=call_id or None, name=name or None)
+        else:
+            self.b.set_tool_identity(("tool", call), call_id or None, name or None)
+            if call_id and not self._call_ids[call]:
+                self._call_ids[call] = call_id
+        if type(index) is int:
+            self._by_index[index] = call
+        if call_id:
+            self._by_id.setdefault(call_id, call)
+        self._arguments(("tool", call), function.get("arguments"))
+
+    def _function_call(self, function_call: dict[str, Any]) -> None:
+        """Legacy ``delta.function_call``: one call, never an id."""
+        name = as_str(function_call.get("name"))
+        if not self.b.has(_FUNCTION_CALL):
+            self.b.open_tool_call(_FUNCTION_CALL, name=name or None, synthesize_id=True)
+        else:
+            self.b.set_tool_identity(_FUNCTION_CALL, name=name or None)
+        self._arguments(_FUNCTION_CALL, function_call.get("arguments"))
+
+    def _arguments(self, key: Any, arguments: Any) -> None:
+        if isinstance(arguments, str):
+            self.b.append_arguments(key, arguments)
+        elif isinstance(arguments, dict):  # a host that sends an object
+            self.b.append_arguments(key, dumps_compact(arguments))
+
+    # ------------------------------------------------------------------
+    # Terminal
+
+    def _before_terminal(self) -> None:
+        """Perplexity's citations join the text block just before the end."""
+        if self.b.closed or not self._citations:
+            return
+        if not self.b.has(_TEXT):
+            self.b.open_text(_TEXT)
+        for citation in self._citations:
+            self.b.add_citation(
+                _TEXT, {"type": "url", "url": citation} if isinstance(citation, str) else citation
+            )
+        self._citations = []
+
+    def _fail(self, error: Any) -> None:
+        reason, code = error_reason(error)
+        self._before_terminal()
+        self.b.fail("upstream", reason, code)
+
+    def done_marker(self) -> None:
+        self._before_terminal()
+        self.b.finish()
+
+    def end_of_input(self) -> None:
+        self._before_terminal()
+        super().end_of_input()
+
+
+def _merge_by_index(
+    merged: list[dict[str, Any]],
+    positions: dict[Any, int],
+    entry: dict[str, Any],
+    text_fields: frozenset[str],
+) -> None:
+    """Merge ``entry`` into the entry with the same ``index`` (or append it):
+    ``text_fields`` concatenate, any other non-null field replaces."""
+    index = entry.get("index")
+    key = index if type(index) is int else None
+    position = positions.get(key) if key is not None else None
+    if position is None:
+        if key is not None:
+            positions[key] = len(merged)
+        merged.append(dict(entry))
+        return
+    current = merged[position]
+    for field, value in entry.items():
+        if field in text_fields and isinstance(value, str) and isinstance(current.get(field), str):
+            current[field] += value
+        elif value is not None:
+            current[field] = value
