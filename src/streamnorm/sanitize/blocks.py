@@ -84,7 +84,7 @@ UNSIGNED_SAME_ISSUER: dict[str, Action] = {
 def thinking_kind(block: ThinkingBlock) -> str:
     """``redacted``, ``signed``, ``signed-empty``, ``unsigned`` or ``blank``."""
     if block.redacted:
-        return "redacted"
+        return "redacted" if block.signature else "blank"  # no data: nothing to replay
     has_text = bool(block.thinking.strip())
     if block.signature:
         return "signed" if has_text else "signed-empty"
@@ -130,9 +130,17 @@ def _without_item_id(signature: str | None) -> str | None:
 _CONTENT_TYPES = (TextBlock, ThinkingBlock, ToolCallBlock, ProviderBlock)
 
 
-def _is_blank_text(block: ContentBlock | None) -> bool:
-    """Unsigned whitespace-only text: no provider accepts it, nothing to replay."""
-    return isinstance(block, TextBlock) and not block.signature and not block.text.strip()
+#: Target apis that replay a signature carried by an empty text block (a Gemini
+#: ``thoughtSignature`` on an empty part, a Responses message item).
+TEXT_SIGNATURE_APIS: frozenset[str] = frozenset({"google-generative-ai", "openai-responses"})
+
+
+def _is_blank_text(block: ContentBlock | None, target: Target) -> bool:
+    """Whitespace-only text carries nothing but perhaps a signature, and only
+    some targets replay that; the others reject empty text blocks."""
+    if not isinstance(block, TextBlock) or block.text.strip():
+        return False
+    return not (block.signature and target.api in TEXT_SIGNATURE_APIS)
 
 
 # ---------------------------------------------------------------------------
@@ -182,7 +190,7 @@ def _block(
         return _thinking(block, same, target, foreign)
     if isinstance(block, TextBlock):
         text = _text(block, same)
-        return None if _is_blank_text(text) else text
+        return None if _is_blank_text(text, target) else text
     if isinstance(block, ToolCallBlock):
         return _tool_call(block, same)
     return block if same_provider(block.api, message.provider, target) else None
@@ -193,7 +201,7 @@ def _block(
 
 
 def _responses_replay(
-    original: Sequence[ContentBlock], out: list[ContentBlock | None]
+    original: Sequence[ContentBlock], out: list[ContentBlock | None], target: Target
 ) -> list[ContentBlock | None]:
     """§6: encrypted reasoning only, each directly followed by a non-reasoning
     block; blocks that followed a dropped reasoning item lose their item id."""
@@ -216,7 +224,7 @@ def _responses_replay(
             signature = _without_item_id(b.signature)
             if signature != b.signature:
                 b = replace(b, signature=signature)
-            out[i] = None if _is_blank_text(b) else b
+            out[i] = None if _is_blank_text(b, target) else b
     return out
 
 
@@ -240,7 +248,7 @@ def sanitize_content(
         original = [_with_gemini_signature_checked(b) for b in original]
     out = [_block(b, message, same, target, foreign) for b in original]
     if same and target.api == "openai-responses":
-        out = _responses_replay(original, out)
+        out = _responses_replay(original, out, target)
     if (target.gemini_major or 0) >= 3:
         out = _gemini3_sentinel(out)
     kept = tuple(b for b in out if b is not None)
