@@ -1,0 +1,617 @@
+"""``MessageBuilder``: the one accumulator behind every provider decoder.
+
+A provider decoder translates one wire event into a few calls here ("open
+block *key* as a tool call named x", "append this to *key*'s arguments",
+"usage is now …", "the provider stopped with end_turn"). The builder alone
+owns what follows from those facts:
+
+* canonical indices — dense, in order of first appearance, whatever the wire
+  keys are (Anthropic ``index``, Responses ``output_index``, …);
+* per-block buffers, signatures, citations and tool-call argument buffers;
+* the ``Usage`` last emitted and the stop-reason mapping;
+* the terminal rules: every block gets exactly one ``BlockEnd``, open blocks
+  are ended in index order before the single terminal event, nothing is
+  emitted after it;
+* event emission, into :attr:`events`, which the caller drains.
+
+Cost: every call is O(size of its own arguments) except the block-end work,
+which parses a tool call's arguments once (O(len(arguments))) — so a whole
+stream costs O(bytes). Nothing re-scans accumulated text per delta.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+from .events import (
+    BlockEnd,
+    Done,
+    Error,
+    Event,
+    NormalizationError,
+    PromptProgress,
+    Start,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    UsageUpdate,
+)
+from .messages import (
+    AssistantMessage,
+    ContentBlock,
+    ProviderBlock,
+    StopReason,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    Usage,
+)
+from .partial_json import ArgumentBuffer, parse_final_arguments, parse_partial_json
+
+__all__ = ["MessageBuilder", "StopTable"]
+
+#: A wire API's stop values: canonical reason, or ``None`` for values that
+#: mean "the generation failed" and end the stream with ``Error(upstream)``.
+StopTable = Mapping[str, StopReason | None]
+
+_TEXT, _THINKING, _TOOL, _PROVIDER = "text", "thinking", "toolcall", "provider"
+
+
+class _Block:
+    """Mutable state of one content block until it ends."""
+
+    __slots__ = (
+        "citations",
+        "client_tool",
+        "data",
+        "default_args",
+        "ended",
+        "final",
+        "id",
+        "index",
+        "kind",
+        "args",
+        "name",
+        "parts",
+        "provider_kind",
+        "redacted",
+        "refusal",
+        "signature",
+        "tool_position",
+    )
+
+    def __init__(self, index: int, kind: str) -> None:
+        self.index = index
+        self.kind = kind
+        self.parts: list[str] = []  # text / thinking fragments; provider JSON input
+        self.signature: str | None = None
+        self.citations: list[Any] = []
+        self.refusal = False
+        self.redacted = False
+        self.id: str | None = None
+        self.name = ""
+        self.args: ArgumentBuffer | None = None
+        self.default_args: str | None = None
+        self.tool_position = -1
+        self.provider_kind = ""
+        self.data: dict[str, Any] = {}
+        self.client_tool = False
+        self.ended = False
+        self.final: ContentBlock | None = None
+
+
+class MessageBuilder:
+    """Accumulates one assistant message and emits canonical events.
+
+    ``api`` names the wire API, ``model`` the model the caller asked for,
+    ``stop_table`` the api's stop values. ``blocks_end_implicitly`` is true
+    for wire APIs without a per-block end (Chat Completions): their tool
+    calls end at the terminal without being presumed cut off.
+    """
+
+    def __init__(
+        self,
+        api: str,
+        *,
+        model: str | None = None,
+        provider: str | None = None,
+        stop_table: StopTable,
+        blocks_end_implicitly: bool = False,
+    ) -> None:
+        self.api = api
+        self.provider = provider
+        self.events: list[Event] = []
+        self.closed = False
+        self._requested_model = model
+        self._reported_model: str | None = None
+        self._response_id: str | None = None
+        self._started = False
+        self._stop_table = stop_table
+        self._implicit_end = blocks_end_implicitly
+        self._blocks: list[_Block] = []
+        self._keys: dict[Hashable, _Block] = {}
+        self._tool_calls = 0
+        self._usage = Usage()
+        self._raw_stop: str | None = None
+        self._stop_override: StopReason | None = None
+        self._stop_error_reason: str | None = None
+        self._final: AssistantMessage | None = None
+
+    # ------------------------------------------------------------------
+    # Identity
+
+    def start(self, model: str | None = None, response_id: str | None = None) -> None:
+        """The stream identified itself. The first non-empty values win; ``Start``
+        is emitted once, at the first call (or before the first content)."""
+        if model and self._reported_model is None:
+            self._reported_model = model
+        if response_id and self._response_id is None:
+            self._response_id = response_id
+        if not self._started:
+            self._emit_start()
+
+    def _emit_start(self) -> None:
+        self._started = True
+        self.events.append(
+            Start(self.api, self._reported_model or self._requested_model, self._response_id)
+        )
+
+    def _ensure_started(self) -> None:
+        if not self._started:
+            self._emit_start()
+            self.diagnostic("missing_start", "content arrived before the stream identified itself")
+
+    @property
+    def started(self) -> bool:
+        return self._started
+
+    # ------------------------------------------------------------------
+    # Blocks
+
+    def _open(self, key: Hashable, kind: str) -> _Block:
+        self._ensure_started()
+        old = self._keys.get(key)
+        if old is not None and not old.ended:
+            self.diagnostic("duplicate_block_start", f"block {key!r} opened while still open")
+            self._end(old)
+        block = _Block(len(self._blocks), kind)
+        self._blocks.append(block)
+        self._keys[key] = block
+        return block
+
+    def has(self, key: Hashable) -> bool:
+        """Whether ``key`` names a block that was opened."""
+        return key in self._keys
+
+    def is_open(self, key: Hashable) -> bool:
+        block = self._keys.get(key)
+        return block is not None and not block.ended
+
+    def kind(self, key: Hashable) -> str | None:
+        """``"text"``, ``"thinking"``, ``"toolcall"``, ``"provider"``, or None."""
+        block = self._keys.get(key)
+        return block.kind if block is not None else None
+
+    def open_text(
+        self,
+        key: Hashable,
+        *,
+        text: str = "",
+        refusal: bool = False,
+        citations: tuple[Any, ...] | list[Any] = (),
+        signature: str | None = None,
+    ) -> None:
+        block = self._open(key, _TEXT)
+        block.refusal = refusal
+        block.citations.extend(citations)
+        block.signature = signature or None
+        if text:
+            self.append_text(key, text)
+
+    def open_thinking(
+        self,
+        key: Hashable,
+        *,
+        text: str = "",
+        signature: str | None = None,
+        redacted: bool = False,
+    ) -> None:
+        block = self._open(key, _THINKING)
+        block.redacted = redacted
+        if redacted:
+            block.signature = signature or None
+            return
+        if text or signature:
+            self._thinking(block, text, signature or None)
+
+    def open_tool_call(
+        self,
+        key: Hashable,
+        *,
+        id: str | None = None,
+        name: str | None = None,
+        signature: str | None = None,
+        synthesize_id: bool = False,
+    ) -> None:
+        """Open a client tool call and emit its opening ``ToolCallDelta``.
+
+        ``synthesize_id`` is for wire APIs that never carry ids: the id is
+        made now, so that every delta has it."""
+        block = self._open(key, _TOOL)
+        block.args = ArgumentBuffer()
+        block.tool_position = self._tool_calls
+        self._tool_calls += 1
+        block.id = id or (self._synthetic_id(block) if synthesize_id else None)
+        block.name = name or ""
+        block.signature = signature or None
+        self.events.append(ToolCallDelta(block.index, block.id, block.name, "", block.args, 0))
+
+    def open_provider(
+        self,
+        key: Hashable,
+        kind: str,
+        data: Mapping[str, Any],
+        *,
+        client_tool: bool = False,
+    ) -> None:
+        """Open a provider-specific block, emitted only at its end.
+        ``client_tool`` marks blocks the client executes (they count as tool
+        calls for the stop reason)."""
+        block = self._open(key, _PROVIDER)
+        block.provider_kind = kind
+        block.data = dict(data)
+        block.client_tool = client_tool
+
+    def _get(self, key: Hashable, what: str) -> _Block | None:
+        block = self._keys.get(key)
+        if block is None or block.ended:
+            self.diagnostic("delta_for_unknown_block", f"{what} for block {key!r}, which is not open")
+            return None
+        return block
+
+    def append_text(self, key: Hashable, delta: str) -> None:
+        block = self._get(key, "text")
+        if block is None or not delta:
+            return
+        if block.kind != _TEXT:
+            self.diagnostic("unknown_delta", f"text for a {block.kind} block", delta)
+            return
+        block.parts.append(delta)
+        self.events.append(TextDelta(block.index, delta))
+
+    def append_thinking(self, key: Hashable, delta: str, *, signature: str | None = None) -> None:
+        """Append reasoning text. A non-empty ``signature`` that changes the
+        block's replaces it and is announced on the same ``ThinkingDelta``."""
+        block = self._get(key, "thinking")
+        if block is None or not (delta or signature):
+            return
+        if block.kind != _THINKING or block.redacted:
+            self.diagnostic("unknown_delta", f"thinking for a {block.kind} block", delta)
+            return
+        self._thinking(block, delta, signature or None)
+
+    def _thinking(self, block: _Block, delta: str, signature: str | None) -> None:
+        if delta:
+            block.parts.append(delta)
+        if signature is not None and signature != block.signature:
+            block.signature = signature
+        else:
+            signature = None
+        if delta or signature is not None:
+            self.events.append(ThinkingDelta(block.index, delta, signature))
+
+    def set_signature(self, key: Hashable, signature: str | None) -> None:
+        """Replace the block's signature (an empty value sets nothing). A
+        thinking block announces the change with ``ThinkingDelta("", sig)``."""
+        block = self._get(key, "signature")
+        if block is None or not signature:
+            return
+        if block.kind == _THINKING:
+            self._thinking(block, "", signature)
+        else:
+            block.signature = signature
+
+    def signature(self, key: Hashable) -> str | None:
+        block = self._keys.get(key)
+        return block.signature if block is not None else None
+
+    def append_arguments(self, key: Hashable, fragment: str) -> None:
+        """Append argument text: a ``ToolCallDelta`` for a tool call; plain
+        accumulation (parsed into ``data["input"]`` at the end) for a
+        provider block. An empty fragment does nothing."""
+        block = self._get(key, "arguments")
+        if block is None or not fragment:
+            return
+        if block.kind == _PROVIDER:
+            block.parts.append(fragment)
+        elif block.args is not None:
+            end = block.args.append(fragment)
+            self.events.append(ToolCallDelta(block.index, block.id, block.name, fragment, block.args, end))
+        else:
+            self.diagnostic("unknown_delta", f"arguments for a {block.kind} block", fragment)
+
+    def set_default_arguments(self, key: Hashable, raw: str) -> None:
+        """Arguments known whole up front (Anthropic eager ``input``): emitted
+        as one ``ToolCallDelta`` at block end, unless deltas arrived."""
+        block = self._keys.get(key)
+        if block is not None and block.kind == _TOOL:
+            block.default_args = raw
+
+    def set_tool_identity(self, key: Hashable, id: str | None = None, name: str | None = None) -> None:
+        """First non-empty id and name win; a different later name is ignored
+        with ``tool_name_changed``."""
+        block = self._keys.get(key)
+        if block is None or block.kind != _TOOL:
+            return
+        if id and not block.id:
+            block.id = id
+        if name:
+            if not block.name:
+                block.name = name
+            elif name != block.name:
+                self.diagnostic("tool_name_changed", f"{block.name!r} → {name!r}", name)
+
+    def add_citation(self, key: Hashable, citation: Any) -> None:
+        block = self._get(key, "citation")
+        if block is not None:
+            block.citations.append(citation)
+
+    def citation_count(self, key: Hashable) -> int:
+        block = self._keys.get(key)
+        return len(block.citations) if block is not None else 0
+
+    def append_provider_text(self, key: Hashable, field: str, text: str) -> None:
+        """Append to a string field of a provider block's data (``None`` counts as "")."""
+        block = self._get(key, "provider text")
+        if block is None or block.kind != _PROVIDER:
+            return
+        block.data[field] = (block.data.get(field) or "") + text
+
+    def set_provider_data(self, key: Hashable, data: Mapping[str, Any]) -> None:
+        block = self._keys.get(key)
+        if block is not None and block.kind == _PROVIDER and not block.ended:
+            block.data = dict(data)
+
+    def set_client_tool(self, key: Hashable, client_tool: bool) -> None:
+        """Whether a provider block is executed by the client (counts as a tool
+        call for the stop reason), when that is known only after it opened."""
+        block = self._keys.get(key)
+        if block is not None and block.kind == _PROVIDER:
+            block.client_tool = client_tool
+
+    def reconcile(self, key: Hashable, full: str, mismatch_kind: str | None) -> None:
+        """A ``*.done`` value for the block's text, thinking or arguments.
+
+        Equal to what streamed: nothing. Extends it: the missing suffix is
+        emitted as a normal delta. Differs: the value wins in the block, with
+        ``NormalizationError(mismatch_kind)`` unless that is None; deltas already
+        emitted are not retracted. O(len(full))."""
+        block = self._keys.get(key)
+        if block is None or block.ended:
+            return
+        current = self._text_of(block)
+        if full == current:
+            return
+        if full.startswith(current):
+            suffix = full[len(current) :]
+            if block.kind == _TEXT:
+                self.append_text(key, suffix)
+            elif block.kind == _THINKING:
+                self.append_thinking(key, suffix)
+            else:
+                self.append_arguments(key, suffix)
+            return
+        if mismatch_kind is not None:
+            self.diagnostic(mismatch_kind, f"block {block.index}: final value differs from the deltas", full)
+        if block.args is not None:
+            block.args = ArgumentBuffer()
+            block.args.append(full)
+        else:
+            block.parts = [full]
+
+    def text_of(self, key: Hashable) -> str:
+        block = self._keys.get(key)
+        return self._text_of(block) if block is not None else ""
+
+    @staticmethod
+    def _text_of(block: _Block) -> str:
+        if block.args is not None:
+            return block.args.text()
+        if len(block.parts) > 1:
+            block.parts = ["".join(block.parts)]
+        return block.parts[0] if block.parts else ""
+
+    def end_block(self, key: Hashable) -> None:
+        """``BlockEnd`` for the block (once; later calls do nothing)."""
+        block = self._keys.get(key)
+        if block is None:
+            self.diagnostic("delta_for_unknown_block", f"end of block {key!r}, which was never opened")
+        elif not block.ended:
+            self._end(block)
+
+    def backfill_signature(self, key: Hashable, signature: str, detail: str) -> None:
+        """Data for a block that has already ended (from a terminal response):
+        its final state changes, its ``BlockEnd`` is not repeated."""
+        block = self._keys.get(key)
+        if block is None or not block.ended or block.final is None or block.signature == signature:
+            return
+        block.signature = signature
+        block.final = self._freeze(block, incomplete=False, report=False)
+        self.diagnostic("backfilled_from_completed", detail)
+
+    def backfill_citations(self, key: Hashable, citations: list[Any] | tuple[Any, ...]) -> None:
+        """Citations for a text block that arrive after its text (metadata sent
+        at the end of the response): appended while the block is open; for a
+        block that has already ended, its final state changes and its
+        ``BlockEnd`` is not repeated."""
+        block = self._keys.get(key)
+        if block is None or block.kind != _TEXT or not citations:
+            return
+        block.citations.extend(citations)
+        if block.ended:
+            block.final = self._freeze(block, incomplete=False, report=False)
+            self.diagnostic("backfilled_from_completed", f"citations for block {block.index}")
+
+    def _end(self, block: _Block, *, incomplete: bool = False) -> None:
+        if block.kind == _TOOL and block.args is not None and not len(block.args) and block.default_args:
+            end = block.args.append(block.default_args)
+            self.events.append(
+                ToolCallDelta(block.index, block.id, block.name, block.default_args, block.args, end)
+            )
+        block.ended = True
+        block.final = self._freeze(block, incomplete=incomplete, report=True)
+        self.events.append(BlockEnd(block.index, block.final))
+
+    def _synthetic_id(self, block: _Block) -> str:
+        if self._response_id:
+            h = hashlib.sha256(self._response_id.encode("utf-8", "replace")).hexdigest()[:8]
+            return f"call_{h}_{block.tool_position}"
+        return f"call_{block.tool_position}"
+
+    def _freeze(self, block: _Block, *, incomplete: bool, report: bool) -> ContentBlock:
+        """The block's final (or, with ``report`` False, snapshot) state."""
+        if block.kind == _TEXT:
+            return TextBlock(self._text_of(block), block.signature, tuple(block.citations), block.refusal)
+        if block.kind == _THINKING:
+            return ThinkingBlock(self._text_of(block), block.signature, block.redacted)
+        if block.kind == _TOOL:
+            raw = self._text_of(block)
+            if incomplete:
+                arguments, error = parse_partial_json(raw), "incomplete"
+            else:
+                arguments, error, repaired = parse_final_arguments(raw)
+                if report and repaired:
+                    self.diagnostic("repaired_arguments", f"block {block.index}", raw)
+                if report and error:
+                    self.diagnostic("invalid_tool_arguments", f"block {block.index}: {error}", raw)
+            return ToolCallBlock(
+                block.id or self._synthetic_id(block), block.name, arguments, raw, block.signature, error
+            )
+        data = block.data
+        if block.parts:
+            raw = "".join(block.parts)
+            value, error, _ = parse_final_arguments(raw)
+            if report and error:
+                self.diagnostic("invalid_json", f"block {block.index} input: {error}", raw)
+            data = {**data, "input": value}
+        return ProviderBlock(self.api, block.provider_kind, data)
+
+    # ------------------------------------------------------------------
+    # Usage, stop reason, diagnostics
+
+    def set_usage(self, usage: Usage) -> None:
+        """A cumulative usage snapshot; ``UsageUpdate`` when the counts changed."""
+        changed = usage != self._usage
+        self._usage = usage
+        if changed and not self.closed:
+            self._ensure_started()
+            self.events.append(UsageUpdate(usage))
+
+    @property
+    def usage(self) -> Usage:
+        return self._usage
+
+    def set_stop_reason(
+        self,
+        raw: str,
+        *,
+        mapped: StopReason | None = None,
+        error_reason: str | None = None,
+    ) -> None:
+        """Record the provider's stop value (the last one wins). ``mapped``
+        overrides the api's table; ``error_reason`` is the provider's text for
+        an error-like value."""
+        self._raw_stop = raw
+        self._stop_override = mapped
+        self._stop_error_reason = error_reason
+
+    @property
+    def stop_seen(self) -> bool:
+        return self._raw_stop is not None
+
+    def progress(self, processed: int, total: int, cached: int, time_ms: float) -> None:
+        self._ensure_started()
+        self.events.append(PromptProgress(processed, total, cached, time_ms))
+
+    def diagnostic(self, kind: str, detail: str, raw: str | None = None) -> None:
+        if not self.closed:
+            self.events.append(NormalizationError(kind, detail, raw))
+
+    # ------------------------------------------------------------------
+    # Terminal
+
+    def finish(self) -> None:
+        """The api's terminal signal arrived: ``Done``, or ``Error(upstream)``
+        when the stop value means the generation failed."""
+        if self.closed:
+            return
+        raw = self._raw_stop
+        if self._stop_override is not None:
+            reason: StopReason | None = self._stop_override
+        elif raw is None:
+            self.diagnostic("missing_stop_reason", "the stream ended without a stop reason")
+            reason = StopReason.STOP
+        elif raw in self._stop_table:
+            reason = self._stop_table[raw]
+        else:
+            self.diagnostic("unknown_stop_reason", f"unknown stop reason {raw!r}", raw)
+            reason = StopReason.STOP
+        if reason is None:
+            self.fail("upstream", self._stop_error_reason or raw or "error", raw)
+            return
+        self._end_open(cut=reason is StopReason.LENGTH)
+        if reason is StopReason.STOP and any(
+            b.kind == _TOOL or b.client_tool for b in self._blocks
+        ):
+            reason = StopReason.TOOL_USE
+        self._close(reason, None)
+        assert self._final is not None
+        self.events.append(Done(self._final))
+
+    def fail(self, kind: str, reason: str, code: str | None = None) -> None:
+        """End with ``Error(kind)``: everything received so far is kept, open
+        blocks are ended (open tool calls as ``incomplete``)."""
+        if self.closed:
+            return
+        self._end_open(cut=True)
+        stop = StopReason.ABORTED if kind == "aborted" else StopReason.ERROR
+        self._close(stop, reason)
+        assert self._final is not None
+        self.events.append(Error(kind, reason, code, self._final))
+
+    def _end_open(self, *, cut: bool) -> None:
+        for block in self._blocks:
+            if not block.ended:
+                self._end(block, incomplete=block.kind == _TOOL and (cut or not self._implicit_end))
+
+    def _close(self, stop: StopReason, error: str | None) -> None:
+        self._final = self._message(stop, error)
+        self.closed = True
+
+    def _message(self, stop: StopReason, error: str | None) -> AssistantMessage:
+        content = tuple(
+            b.final if b.final is not None else self._freeze(b, incomplete=False, report=False)
+            for b in self._blocks
+        )
+        return AssistantMessage(
+            content=content,
+            api=self.api,
+            model=self._requested_model or self._reported_model,
+            stop_reason=stop,
+            raw_stop_reason=self._raw_stop,
+            usage=self._usage,
+            response_id=self._response_id,
+            provider=self.provider,
+            response_model=self._reported_model,
+            error=error,
+        )
+
+    @property
+    def message(self) -> AssistantMessage:
+        """The final message after the terminal event; before it, a snapshot
+        of everything so far (open blocks as they stand)."""
+        if self._final is not None:
+            return self._final
+        return self._message(StopReason.STOP, None)

@@ -1,0 +1,341 @@
+"""``StreamNormalizer``: bytes in, canonical events out (sans-IO).
+
+    bytes ─► SSEDecoder ─► payload JSON ─► provider decoder ─► MessageBuilder ─► events
+
+The normalizer owns what sits between the layers: api detection, JSON
+parsing of payloads, the size limits, and the end-of-input rules of
+DESIGN.md §5 (a final block that lacks its blank line still counts when its
+data is complete). ``normalize`` and ``anormalize`` are thin loops around it.
+
+Every step is O(bytes of the chunk) plus the builder's own linear work, so a
+stream costs O(its bytes) however it is cut; and since the SSE decoder's
+output does not depend on chunk boundaries, neither does anything here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from typing import Any
+
+from . import _json
+from .apis import resolve_api
+from .builder import MessageBuilder
+from .events import Event
+from .messages import AssistantMessage, StopReason, Usage
+from .providers import DECODERS, Decoder, detect_api
+from .providers.base import as_dict, as_str
+from .sse import ServerSentEvent, SSEDecoder, SSELimitError
+
+__all__ = ["DEFAULT_MAX_EVENT_BYTES", "StreamNormalizer", "anormalize", "normalize"]
+
+DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_JSON_DEPTH = 512
+
+#: Bytes kept from the start of a stream that has produced no SSE event yet,
+#: to say what was seen when it turns out not to be a stream at all.
+_HEAD_BYTES = 64 * 1024
+
+#: How an SSE stream starts: a field or a comment (possibly cut short).
+_SSE_STARTS = (b"data:", b"event:", b"id:", b"retry:", b":")
+
+
+class StreamNormalizer:
+    """Normalizes one streamed response.
+
+    ``feed(chunk)`` returns the events completed by ``chunk``; ``flush()``
+    ends the input and returns the final events, exactly one of them
+    terminal (``Done`` or ``Error``). After the terminal event further input
+    is ignored; feeding after ``flush()`` is a programming error and raises.
+
+    ``api`` is a wire API name, an alias, or ``"auto"``/``"openai"`` to detect
+    it from the first payload. ``model`` is the model the caller asked for,
+    ``provider`` labels the host; both are recorded on the message.
+    ``choice`` selects the choice / candidate of an ``n > 1`` stream.
+    ``max_event_bytes`` bounds one SSE line and one event's data,
+    ``max_stream_bytes`` (None: unbounded) the whole stream, ``max_json_depth``
+    the nesting of one payload; exceeding any ends the stream with
+    ``Error(kind="limit")`` naming it, in bounded memory.
+    """
+
+    def __init__(
+        self,
+        api: str = "auto",
+        model: str | None = None,
+        *,
+        provider: str | None = None,
+        choice: int = 0,
+        max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        max_stream_bytes: int | None = None,
+        max_json_depth: int = DEFAULT_MAX_JSON_DEPTH,
+    ) -> None:
+        self._api = resolve_api(api, allow_auto=True)
+        self._model = model
+        self._provider = provider
+        self._choice = choice
+        self._max_stream_bytes = max_stream_bytes
+        self._max_json_depth = max_json_depth
+        self._sse = SSEDecoder(max_line_bytes=max_event_bytes)
+        self._bytes = 0
+        self._head = bytearray()
+        self._payloads = 0
+        self._flushed = False
+        self._builder: MessageBuilder | None = None
+        self._decoder: Decoder | None = None
+        if self._api != "auto":
+            self._bind(self._api)
+
+    # ------------------------------------------------------------------
+
+    @property
+    def api(self) -> str:
+        """The wire API: as given, or as detected (``"auto"`` until then)."""
+        return self._api
+
+    @property
+    def closed(self) -> bool:
+        """Whether the terminal event has been emitted."""
+        return self._builder is not None and self._builder.closed
+
+    @property
+    def message(self) -> AssistantMessage:
+        """The ``AssistantMessage`` so far (the final one after the end)."""
+        if self._builder is None:
+            return AssistantMessage(
+                (), self._api, self._model, StopReason.STOP, None, Usage(), None, self._provider
+            )
+        return self._builder.message
+
+    def feed(self, chunk: bytes) -> list[Event]:
+        """Process the next bytes; returns the events they complete."""
+        if self._flushed:
+            raise RuntimeError("feed() after flush(): the stream has ended")
+        if self.closed or not chunk:
+            return []
+        limit = self._max_stream_bytes
+        over = limit is not None and self._bytes + len(chunk) > limit
+        if over:
+            assert limit is not None
+            chunk = chunk[: limit - self._bytes]
+        self._bytes += len(chunk)
+        if self._payloads == 0 and len(self._head) < _HEAD_BYTES:
+            self._head += chunk[: _HEAD_BYTES - len(self._head)]
+        try:
+            for event in self._sse.feed(bytes(chunk)):
+                self._dispatch(event, final=False)
+                if self.closed:
+                    break
+        except SSELimitError as exc:
+            for event in exc.events:
+                self._dispatch(event, final=False)
+                if self.closed:
+                    break
+            self._fail_limit(exc.limit, f"an SSE line or event exceeded {exc.limit} ({exc.value} bytes)")
+        if over and not self.closed:
+            self._fail_limit("max_stream_bytes", f"the stream exceeded max_stream_bytes ({limit} bytes)")
+        return self._drain()
+
+    def flush(self) -> list[Event]:
+        """End of input: returns the final events, exactly one terminal."""
+        if self._flushed:
+            return []
+        self._flushed = True
+        if not self.closed:
+            for event in self._sse.flush():
+                self._dispatch(event, final=False)
+            pending = self._sse.pending()
+            if pending is not None and not self.closed:
+                self._dispatch(pending, final=True)
+        if not self.closed:
+            if self._decoder is not None:
+                self._decoder.end_of_input()
+            else:
+                self._not_a_stream()
+        return self._drain()
+
+    def abort(self, reason: str = "aborted by the caller") -> list[Event]:
+        """The caller gives up: ends the stream with ``Error(kind="aborted")``
+        and the partial message. Later input is ignored."""
+        self._ensure_builder().fail("aborted", reason)
+        self._flushed = True
+        return self._drain()
+
+    # ------------------------------------------------------------------
+
+    def _bind(self, api: str) -> None:
+        decoder_class = DECODERS[api]
+        self._builder = MessageBuilder(
+            api,
+            model=self._model,
+            provider=self._provider,
+            stop_table=decoder_class.stop_table,
+            blocks_end_implicitly=decoder_class.blocks_end_implicitly,
+        )
+        self._decoder = decoder_class(self._builder, self._choice)
+        self._api = api
+
+    def _ensure_builder(self) -> MessageBuilder:
+        if self._builder is None:
+            # No api known yet: a builder that can only carry a terminal error.
+            self._builder = MessageBuilder(
+                self._api, model=self._model, provider=self._provider, stop_table={}
+            )
+        return self._builder
+
+    def _drain(self) -> list[Event]:
+        if self._builder is None:
+            return []
+        events, self._builder.events = self._builder.events, []
+        return events
+
+    def _dispatch(self, event: ServerSentEvent, *, final: bool) -> None:
+        """One SSE event. ``final`` marks the unterminated last block, which
+        counts only when its data is complete."""
+        data = event.data.strip()
+        if not data:
+            return
+        if data.startswith("[DONE]"):
+            if self._decoder is not None:
+                self._decoder.done_marker()
+            return
+        try:
+            payload = _json.loads(data, max_depth=self._max_json_depth)
+        except _json.JSONDepthError:
+            self._payloads += 1
+            self._fail_limit("max_json_depth", f"a payload nests deeper than {self._max_json_depth}")
+            return
+        except _json.JSONDecodeError as exc:
+            if final:
+                return  # cut mid-way: discarded, as the spec says
+            self._payloads += 1
+            if self._payloads == 1:
+                self._ensure_builder().fail("protocol", f"the first payload is not JSON: {exc}")
+            else:
+                self._ensure_builder().diagnostic("invalid_json", str(exc), event.data)
+            return
+        self._payloads += 1
+        if not isinstance(payload, dict):
+            if self._decoder is None:
+                self._ensure_builder().fail(
+                    "protocol", f"the first payload is not a JSON object: {data[:200]!r}"
+                )
+            else:
+                self._ensure_builder().diagnostic("invalid_json", "payload is not a JSON object", data)
+            return
+        if self._decoder is None:
+            api = detect_api(payload)
+            if api is None or api not in DECODERS:
+                if api == "error":
+                    self._upstream_error_body(payload)
+                else:
+                    self._ensure_builder().fail(
+                        "protocol", f"no known wire api matches the first payload: {data[:200]!r}"
+                    )
+                return
+            self._bind(api)
+        assert self._decoder is not None and self._builder is not None
+        try:
+            self._decoder.handle(event.event, payload)
+        except Exception as exc:  # a decoder bug must not end the caller's stream
+            self._builder.diagnostic("decoder_error", f"{type(exc).__name__}: {exc}", data)
+
+    def _upstream_error_body(self, payload: dict[str, Any]) -> None:
+        """An error object fed instead of a stream (HTTP error bodies)."""
+        error = payload.get("error")
+        err = as_dict(error)
+        reason = as_str(err.get("message")) or (error if isinstance(error, str) else "") or "error"
+        code = err.get("type") or err.get("code") or err.get("status")
+        self._ensure_builder().fail("upstream", reason, str(code) if code is not None else None)
+
+    def _not_a_stream(self) -> None:
+        """End of input before any usable payload."""
+        head = bytes(self._head).strip()
+        builder = self._ensure_builder()
+        if not head:
+            builder.fail("truncated", "the stream ended before any event")
+            return
+        try:
+            body = _json.loads(head, max_depth=self._max_json_depth)
+        except (_json.JSONDecodeError, ValueError):
+            body = None
+        if isinstance(body, dict) and "error" in body:
+            self._upstream_error_body(body)
+        elif _looks_like_sse(head):
+            builder.fail("truncated", "the stream ended before its first complete event")
+        else:
+            builder.fail("protocol", f"the input is not a server-sent event stream: {head[:200]!r}")
+
+    def _source_failed(self, exc: BaseException) -> list[Event]:
+        """The byte source raised: end with ``Error(truncated)`` naming it."""
+        self._flushed = True
+        self._ensure_builder().fail("truncated", f"the byte source failed: {type(exc).__name__}: {exc}")
+        return self._drain()
+
+    def _fail_limit(self, limit: str, reason: str) -> None:
+        self._ensure_builder().fail("limit", reason, limit)
+
+
+def _looks_like_sse(head: bytes) -> bool:
+    line = head.removeprefix(b"\xef\xbb\xbf").split(b"\n", 1)[0]
+    return any(line.startswith(s) or s.startswith(line) for s in _SSE_STARTS)
+
+
+def normalize(
+    chunks: Iterable[bytes],
+    api: str = "auto",
+    *,
+    raise_source_errors: bool = False,
+    **options: Any,
+) -> Iterator[Event]:
+    """Normalize a stream given as any iterable of byte chunks.
+
+    An exception raised by ``chunks`` ends the events with
+    ``Error(kind="truncated")`` carrying its text and everything received;
+    it is re-raised after that event only with ``raise_source_errors=True``.
+    ``options`` are those of :class:`StreamNormalizer`.
+    """
+    normalizer = StreamNormalizer(api, **options)
+    try:
+        for chunk in chunks:
+            yield from normalizer.feed(chunk)
+            if normalizer.closed:
+                break
+    except Exception as exc:
+        yield from normalizer._source_failed(exc)
+        if raise_source_errors:
+            raise
+        return
+    yield from normalizer.flush()
+
+
+async def anormalize(
+    chunks: AsyncIterable[bytes] | Iterable[bytes],
+    api: str = "auto",
+    *,
+    raise_source_errors: bool = False,
+    **options: Any,
+) -> AsyncIterator[Event]:
+    """Async twin of :func:`normalize`, over an async (or plain) iterable."""
+    normalizer = StreamNormalizer(api, **options)
+    try:
+        if isinstance(chunks, AsyncIterable):
+            async for chunk in chunks:
+                for event in normalizer.feed(chunk):
+                    yield event
+                if normalizer.closed:
+                    break
+        else:
+            for chunk in chunks:
+                for event in normalizer.feed(chunk):
+                    yield event
+                if normalizer.closed:
+                    break
+    except Exception as exc:
+        for event in normalizer._source_failed(exc):
+            yield event
+        if raise_source_errors:
+            raise
+        return
+    for event in normalizer.flush():
+        yield event
+
+

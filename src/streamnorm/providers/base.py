@@ -1,0 +1,67 @@
+"""What every provider decoder is: a translator from wire JSON to builder calls.
+
+A decoder sees one parsed SSE payload at a time, plus its own small key
+tables; it never emits events itself (the :class:`MessageBuilder` does).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from ..builder import MessageBuilder, StopTable
+
+__all__ = ["Decoder", "as_dict", "as_int", "as_list", "as_str"]
+
+
+class Decoder:
+    """Base of the provider decoders.
+
+    Class attributes describe the wire API as data: ``stop_table`` maps its
+    stop values; ``blocks_end_implicitly`` says the wire has no per-block end;
+    ``done_at_eof_after_stop`` says end of input after a stop value is a normal
+    end (Chat Completions without ``[DONE]``, Gemini), not a truncation.
+    """
+
+    api: ClassVar[str]
+    stop_table: ClassVar[StopTable]
+    blocks_end_implicitly: ClassVar[bool] = False
+    done_at_eof_after_stop: ClassVar[bool] = False
+
+    def __init__(self, builder: MessageBuilder, choice: int = 0) -> None:
+        self.b = builder
+        self.choice = choice
+
+    def handle(self, event: str, payload: dict[str, Any]) -> None:
+        """Translate one payload; ``event`` is the SSE event name."""
+        raise NotImplementedError
+
+    def done_marker(self) -> None:
+        """``data: [DONE]``. Ignored unless the api says otherwise."""
+
+    def end_of_input(self) -> None:
+        """The bytes ended; the builder is still open, so no terminal signal came."""
+        if self.done_at_eof_after_stop and self.b.stop_seen:
+            self.b.finish()
+        else:
+            self.b.fail("truncated", "the stream ended before its terminal event")
+
+
+# Defensive accessors: wire JSON may carry any type in any field. Each returns
+# the value when it has the expected type, else the neutral default.
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def as_str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def as_int(value: Any) -> int:
+    """A non-negative token count; bools, floats and junk count as 0."""
+    return value if type(value) is int and value > 0 else 0

@@ -1,0 +1,85 @@
+"""Shared helpers for the tests: where the recorded fixtures are, and how to
+run bytes through the normalizer under a given chunking."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from streamnorm import Done, Error, Event
+from streamnorm.normalizer import StreamNormalizer
+
+REPO = Path(__file__).resolve().parents[1]
+#: The recorded streams live beside the repository, never inside it.
+FIXTURES = REPO.parent / "shared" / "fixtures"
+APIS = ("anthropic-messages", "openai-responses", "openai-completions", "google-generative-ai")
+
+needs_fixtures = pytest.mark.skipif(not FIXTURES.is_dir(), reason="../shared/fixtures is absent")
+
+
+def fixture_paths(api: str | None = None) -> list[Path]:
+    """Every ``.sse`` fixture (of one api), sorted; [] when the folder is absent."""
+    if not FIXTURES.is_dir():
+        return []
+    apis = [api] if api else list(APIS)
+    return sorted(p for a in apis for p in (FIXTURES / a).glob("*.sse"))
+
+
+def fixture_id(path: Path) -> str:
+    return f"{path.parent.name}/{path.name}"
+
+
+def api_of(path: Path) -> str:
+    return path.parent.name
+
+
+def load(name: str) -> bytes:
+    """A fixture's bytes by ``"<api>/<file>"``."""
+    return (FIXTURES / name).read_bytes()
+
+
+def split_every(data: bytes, size: int) -> list[bytes]:
+    return [data[i : i + size] for i in range(0, len(data), size)] or [b""]
+
+
+def random_split(data: bytes, rng: random.Random, max_size: int = 64) -> list[bytes]:
+    out, i = [], 0
+    while i < len(data):
+        n = rng.randint(1, max_size)
+        out.append(data[i : i + n])
+        i += n
+    return out
+
+
+def run(chunks: Iterable[bytes], api: str = "auto", **options: Any) -> list[Event]:
+    """All events of a stream fed as ``chunks``, flush included."""
+    n = StreamNormalizer(api, **options)
+    events: list[Event] = []
+    for chunk in chunks:
+        events.extend(n.feed(chunk))
+    events.extend(n.flush())
+    return events
+
+
+def run_bytes(data: bytes, api: str = "auto", **options: Any) -> list[Event]:
+    return run([data], api, **options)
+
+
+def dicts(events: Sequence[Event]) -> list[dict[str, Any]]:
+    return [e.to_dict() for e in events]
+
+
+def terminal(events: Sequence[Event]) -> Done | Error:
+    """The single terminal event, asserting there is exactly one and it is last."""
+    ends = [e for e in events if isinstance(e, (Done, Error))]
+    assert len(ends) == 1, f"expected one terminal event, got {len(ends)}"
+    assert events[-1] is ends[0], "events after the terminal event"
+    return ends[0]
+
+
+def final(data: bytes, api: str = "auto", **options: Any) -> Done | Error:
+    return terminal(run_bytes(data, api, **options))
