@@ -1,5 +1,6 @@
 """streamnorm: one canonical event stream for every LLM streaming API."""
 
+from .apis import APIS, resolve_api
 from .events import (
     BlockEnd,
     Done,
@@ -29,8 +30,11 @@ from .messages import (
     block_from_dict,
     message_from_dict,
 )
+from .normalizer import StreamNormalizer, anormalize, normalize
+from .partial_json import parse_partial_json
 
 __all__ = [
+    "APIS",
     "AssistantMessage",
     "BlockEnd",
     "ContentBlock",
@@ -44,6 +48,7 @@ __all__ = [
     "ProviderBlock",
     "Start",
     "StopReason",
+    "StreamNormalizer",
     "TextBlock",
     "TextDelta",
     "ThinkingBlock",
@@ -54,6 +59,10 @@ __all__ = [
     "Usage",
     "UsageUpdate",
     "UserMessage",
+    "anormalize",
     "block_from_dict",
     "message_from_dict",
+    "normalize",
+    "parse_partial_json",
+    "resolve_api",
 ]
