@@ -291,6 +291,6 @@ def histories(draw: st.DrawFn, realistic: bool = False) -> list[Message]:
         ]
         if answerable:
             picks = draw(st.lists(st.sampled_from(answerable), max_size=len(answerable) + 1))
-            for k, (call_id, name) in enumerate(picks):
-                out.append(ToolResultMessage(call_id, name, f"r{len(out)}:{k}{draw(STRINGS)}"))
+            for call_id, name in picks:
+                out.append(ToolResultMessage(call_id, name, f"res{len(out)}|{draw(STRINGS)}"))
     return out

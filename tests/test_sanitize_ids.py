@@ -1,0 +1,236 @@
+"""Tool-call id rewriting (``sanitize.md`` §4): the per-target rules, the real
+ids that must pass through them, and injectivity over random histories."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from streamnorm.messages import (
+    AssistantMessage,
+    Message,
+    ProviderBlock,
+    ToolCallBlock,
+    ToolResultMessage,
+    UserMessage,
+)
+from streamnorm.sanitize import ID_RULES, id_rule_for, resolve_target, sanitize_messages_for_target
+
+from .sanitize_support import LONG_ID, TARGETS, assistant, call, histories, result, target_id
+
+#: The id rules of sanitize.md §4.1, restated: (provider, api, model) -> regex.
+RULES = {
+    ("anthropic", "anthropic-messages", "claude-sonnet-4-5"): r"[a-zA-Z0-9_-]{1,64}",
+    ("bedrock", "anthropic-messages", "anthropic.claude-sonnet-4-5"): r"[a-zA-Z0-9_-]{1,64}",
+    ("openai", "openai-responses", "gpt-5"): r"[a-zA-Z0-9_-]{0,63}[a-zA-Z0-9-]",
+    ("openai", "openai-completions", "gpt-4.1"): r"[a-zA-Z0-9_.:-]{1,40}",
+    ("azure", "openai-completions", "gpt-4.1"): r"[a-zA-Z0-9_.:-]{1,40}",
+    ("deepseek", "openai-completions", "deepseek-chat"): r"[a-zA-Z0-9_.:-]{1,64}",
+    ("google", "google-generative-ai", "gemini-2.5-flash"): r"[a-zA-Z0-9_-]{1,64}",
+    ("google", "google-generative-ai", "gemini-3-pro-preview"): r"[a-zA-Z0-9_-]{1,64}",
+    ("mistral", "openai-completions", "mistral-large-latest"): r"[a-zA-Z0-9]{9}",
+    ("openrouter", "openai-completions", "mistralai/codestral-2508"): r"[a-zA-Z0-9]{9}",
+    ("vllm", "anthropic-messages", "Ministral-8B"): r"[a-zA-Z0-9]{9}",
+}
+
+REAL_IDS = (
+    LONG_ID,  # Copilot/Codex: call_…|<base64 with + / => (pi-mono #1022)
+    "call_Xq1|" + "Zz+/" * 110 + "ab==",  # same part before the | (pi-mono #6854)
+    "call_Xq1\nfc_0123456789abcdef",  # joined with a newline (oh-my-pi #11844)
+    "functions.bash:0",  # Kimi
+    "toolu_01A09q90qw90lq917835lq9",  # Anthropic
+    "call_00_ioIn7yN9p1ZOMNpDLwd4MgAF",  # DeepSeek
+    "call_3f2a9c01_0",  # synthesised by the normalizer
+    "ns.bash:0",  # inline parsers
+    "ünïcødé-ïd",
+    "id with spaces",
+    "call_",
+    "",
+)
+
+FOREIGN = dict(provider="github-copilot", api="openai-responses", model="gpt-5-codex")
+
+
+def _foreign_turn(*ids: str) -> AssistantMessage:
+    return assistant([call(i, n=k) for k, i in enumerate(ids)], **FOREIGN)  # type: ignore[arg-type]
+
+
+def test_rule_table_covers_every_target_family() -> None:
+    assert set(ID_RULES) == {
+        "anthropic",
+        "bedrock",
+        "openai-responses",
+        "openai-completions",
+        "google",
+        "mistral",
+        "default",
+    }
+    for (provider, api, model), pattern in RULES.items():
+        rule = id_rule_for(resolve_target(provider, model, api))
+        for sample in ("abc123XYZ", "call_1", "a.b:c", "x_", "A" * 40, "A" * 41, "A" * 65, ""):
+            assert rule.is_valid(sample) is bool(re.fullmatch(pattern, sample)), (rule.name, sample)
+
+
+@pytest.mark.parametrize("target", list(RULES), ids=target_id)
+def test_real_ids_rewritten_valid_distinct_and_followed(target: tuple[str, str, str]) -> None:
+    provider, api, model = target
+    history: list[Message] = [UserMessage("go"), _foreign_turn(*REAL_IDS)]
+    history += [result(i, content=f"r{k}") for k, i in enumerate(REAL_IDS)]
+    out = sanitize_messages_for_target(history, provider, model, api=api)
+    turn = out[1]
+    assert isinstance(turn, AssistantMessage)
+    new = [c.id for c in turn.tool_calls]
+    assert len(new) == len(REAL_IDS) and len(set(new)) == len(new)
+    assert all(re.fullmatch(RULES[target], i) for i in new), new
+    assert [(m.tool_call_id, m.content) for m in out[2:] if isinstance(m, ToolResultMessage)] == [
+        (new[k], f"r{k}") for k in range(len(REAL_IDS))
+    ]
+    # Valid ids are kept as they are.
+    for old, kept in zip(REAL_IDS, new, strict=True):
+        if re.fullmatch(RULES[target], old):
+            assert kept == old
+
+
+def test_long_responses_id_to_each_family() -> None:
+    assert len(LONG_ID) >= 450 and {"|", "+", "/", "="} <= set(LONG_ID)
+    h = [_foreign_turn(LONG_ID), result(LONG_ID)]
+    expected = {
+        "anthropic": LONG_ID.replace("|", "_").replace("+", "_").replace("/", "_")[:64],
+        "openai-completions": LONG_ID.replace("|", "_").replace("+", "_").replace("/", "_")[:40],
+    }
+    out = sanitize_messages_for_target(h, "anthropic", "claude-sonnet-4-5")
+    assert out[0].tool_calls[0].id == expected["anthropic"]  # type: ignore[union-attr]
+    out = sanitize_messages_for_target(h, "openai", "gpt-4.1", api="openai-completions")
+    assert out[0].tool_calls[0].id == expected["openai-completions"]  # type: ignore[union-attr]
+
+
+def test_ids_differing_only_after_the_bar() -> None:
+    a = "call_Q|" + "x" * 200
+    b = "call_Q|" + "x" * 199 + "y"
+    for provider, api, model in RULES:
+        out = sanitize_messages_for_target(
+            [_foreign_turn(a, b), result(b, content="B"), result(a, content="A")],
+            provider,
+            model,
+            api=api,
+        )
+        ids = [c.id for c in out[0].tool_calls]  # type: ignore[union-attr]
+        assert ids[0] != ids[1]
+        assert [(m.tool_call_id, m.content) for m in out[1:]] == [(ids[1], "B"), (ids[0], "A")]
+
+
+def test_trailing_underscore_for_responses() -> None:
+    out = sanitize_messages_for_target(
+        [assistant([call("call_abc_")]), result("call_abc_")],
+        "openai",
+        "gpt-5",
+        api="openai-responses",
+    )
+    assert out[0].tool_calls[0].id == "call_abc"  # type: ignore[union-attr]
+    # A cleaned id that collides is derived instead.
+    out = sanitize_messages_for_target(
+        [assistant([call("call_abc"), call("call_abc_")])],
+        "openai",
+        "gpt-5",
+        api="openai-responses",
+    )
+    first, second = (c.id for c in out[0].tool_calls)  # type: ignore[union-attr]
+    assert first == "call_abc" and re.fullmatch(r"call_[0-9a-f]{24}", second)
+
+
+def test_same_issuer_ids_are_trusted_unless_unusable() -> None:
+    mine = assistant(
+        [call("ns.bash:0"), call(""), call("a\nb")],
+        provider="mistral",
+        api="openai-completions",
+        model="mistral-large-latest",
+    )
+    out = sanitize_messages_for_target(
+        [mine], "mistral", "mistral-large-latest", api="openai-completions"
+    )
+    ids = [c.id for c in out[0].tool_calls]  # type: ignore[union-attr]
+    assert ids[0] == "ns.bash:0"
+    assert all(re.fullmatch(r"[a-zA-Z0-9]{9}", i) for i in ids[1:])
+
+
+def test_same_id_in_one_message_matched_in_order() -> None:
+    h = [
+        assistant([call("call_0", n=1), call("call_0", n=2)]),
+        ToolResultMessage("call_0", "bash", "first"),
+        ToolResultMessage("call_0", "bash", "second"),
+    ]
+    out = sanitize_messages_for_target(h, "anthropic", "claude-opus-4-6")
+    first, second = (c.id for c in out[0].tool_calls)  # type: ignore[union-attr]
+    assert first != second
+    assert [(m.tool_call_id, m.content) for m in out[1:]] == [(first, "first"), (second, "second")]
+
+
+# ---------------------------------------------------------------------------
+# Properties over random histories
+
+
+def _call_tags(messages: list[Message]) -> list[tuple[int, str]]:
+    """(tag ``n`` of the input call, id) for every call, in order."""
+    return [
+        (int(b.arguments["n"]), b.id)
+        for m in messages
+        if isinstance(m, AssistantMessage)
+        for b in m.content
+        if isinstance(b, ToolCallBlock)
+    ]
+
+
+def _answerable(m: AssistantMessage) -> set[str]:
+    """Ids a result may answer: tool calls and client-executed Responses items."""
+    custom = {
+        str(b.data["call_id"])
+        for b in m.content
+        if isinstance(b, ProviderBlock) and b.kind == "custom_tool_call"
+    }
+    return {c.id for c in m.tool_calls} | custom
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(histories())
+def test_rewrite_is_injective_and_results_follow(history: list[Message]) -> None:
+    input_id = dict(_call_tags(history))  # call tag -> id it had in the input
+    result_of = {  # result label -> id it answered in the input
+        m.content.split("|")[0]: m.tool_call_id
+        for m in history
+        if isinstance(m, ToolResultMessage) and isinstance(m.content, str)
+    }
+    for provider, api, model in TARGETS:
+        out = sanitize_messages_for_target(history, provider, model, api=api)
+        tags = _call_tags(out)
+        ids = [i for _, i in tags]
+        assert len(set(ids)) == len(ids), "two calls share an output id"
+        assert len({t for t, _ in tags}) == len(tags)
+        rule = id_rule_for(resolve_target(provider, model, api))
+        # Every result follows its call: an id of the nearest preceding
+        # assistant message, with only results in between, at most once; and
+        # it is the new id of a call that had the result's id in the input.
+        current: AssistantMessage | None = None
+        answered: set[str] = set()
+        for m in out:
+            if isinstance(m, AssistantMessage):
+                current, answered = m, set()
+            elif isinstance(m, UserMessage):
+                current = None
+            else:
+                assert current is not None
+                assert m.tool_call_id in _answerable(current)
+                assert m.tool_call_id not in answered
+                answered.add(m.tool_call_id)
+                label = m.content.split("|")[0] if isinstance(m.content, str) else ""
+                if label in result_of:
+                    calls = [b for b in current.content if isinstance(b, ToolCallBlock)]
+                    owners = [b for b in calls if b.id == m.tool_call_id]
+                    if owners:
+                        tag = int(owners[0].arguments["n"])
+                        assert input_id[tag] == result_of[label]
+        # Ids not issued by the target itself follow the target's rule.
+        for m in out:
+            if isinstance(m, AssistantMessage) and m.api != api:
+                assert all(rule.is_valid(c.id) for c in m.tool_calls)
