@@ -1,0 +1,512 @@
+"""``openai-responses``: the OpenAI Responses streaming API (providers.md §2).
+
+Output items are keyed by ``output_index``; the parts of a message item by
+``(output_index, content_index)``, one ``TextBlock`` each. A reasoning item is
+one ``ThinkingBlock`` whose summary and reasoning-text parts are joined by a
+blank line. Never "the current item": items interleave, and hosts change
+item ids between ``output_item.done`` and ``response.completed``.
+
+Dispatch is on the payload's ``type`` (some hosts send no ``event:`` lines);
+the SSE event name ``error`` always means an error. Tool progress events are
+ignored: every item's final state arrives with ``output_item.done``, or with
+the terminal response, from which items that never finished are completed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Any, ClassVar
+
+from .._json import dumps_compact
+from ..messages import StopReason, Usage
+from .base import Decoder, as_dict, as_int, as_list, as_str
+
+__all__ = ["OpenAIResponsesDecoder", "to_usage"]
+
+#: Raw values are ``response.status``, or for ``incomplete`` the
+#: ``incomplete_details.reason`` (providers.md §5).
+STOP_TABLE: dict[str, StopReason | None] = {
+    "completed": StopReason.STOP,
+    "incomplete": StopReason.LENGTH,
+    "max_output_tokens": StopReason.LENGTH,
+    "length": StopReason.LENGTH,
+    "content_filter": StopReason.CONTENT_FILTER,
+    "failed": None,
+}
+
+#: Items the client executes although they are not JSON-argument function
+#: calls: kept as ``ProviderBlock``s that count as tool calls. A ``shell_call``
+#: counts only while its ``shell_call_output`` is not in the same response.
+_CLIENT_TOOL_ITEMS = frozenset(
+    ("custom_tool_call", "apply_patch_call", "computer_call", "local_shell_call", "shell_call")
+)
+
+_TEXT_PARTS = {"output_text": "text", "refusal": "refusal"}
+
+_SUMMARY, _CONTENT = "summary", "content"
+
+Key = Hashable
+
+
+def to_usage(raw: dict[str, Any]) -> Usage:
+    """A Responses ``usage`` object as canonical ``Usage`` (providers.md §2.5):
+    cached reads and cache writes are both part of ``input_tokens``."""
+    details = as_dict(raw.get("input_tokens_details"))
+    cached = as_int(details.get("cached_tokens"))
+    written = as_int(details.get("cache_write_tokens"))
+    return Usage.of(
+        input_tokens=max(0, as_int(raw.get("input_tokens")) - cached - written),
+        output_tokens=as_int(raw.get("output_tokens")),
+        cache_read_tokens=cached,
+        cache_write_tokens=written,
+        reasoning_tokens=as_int(as_dict(raw.get("output_tokens_details")).get("reasoning_tokens")),
+        raw=raw,
+    )
+
+
+class _Item:
+    """What the decoder remembers of one output item (keys, not content)."""
+
+    __slots__ = ("call_id", "done", "encrypted", "part_keys", "parts", "type")
+
+    def __init__(self, kind: str) -> None:
+        self.type = kind
+        self.done = False
+        self.encrypted = False  # the streamed ``output_item.done`` had encrypted_content
+        self.call_id = ""
+        #: Blocks of a message item, in the order they opened.
+        self.part_keys: list[Key] = []
+        #: Reasoning parts seen, in order: (kind, index) → offset of the part's
+        #: text in the block (after its separator).
+        self.parts: dict[tuple[str, int], int] = {}
+
+
+def _item_key(output_index: Key) -> Key:
+    return ("item", output_index)
+
+
+def _signature(fields: dict[str, Any]) -> str | None:
+    present = {k: v for k, v in fields.items() if isinstance(v, str) and v}
+    return dumps_compact(present) if present else None
+
+
+def _index(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+class OpenAIResponsesDecoder(Decoder):
+    api = "openai-responses"
+    stop_table = STOP_TABLE
+
+    _handlers: ClassVar[dict[str, Callable[[OpenAIResponsesDecoder, dict[str, Any]], None]]]
+
+    def __init__(self, builder: Any, choice: int = 0) -> None:
+        super().__init__(builder, choice)
+        self._items: dict[Key, _Item] = {}
+        self._by_id: dict[str, Key] = {}
+        self._shell_calls: dict[str, Key] = {}
+        self._shell_outputs: set[str] = set()
+
+    def handle(self, event: str, payload: dict[str, Any]) -> None:
+        kind = payload.get("type")
+        if event == "error" or kind == "error":
+            self._error(payload)
+            return
+        handler = self._handlers.get(kind) if isinstance(kind, str) else None
+        if handler is not None:
+            handler(self, payload)
+        # Tool progress events and unknown types: nothing.
+
+    # ------------------------------------------------------------------
+    # Response lifecycle
+
+    def _identify(self, response: dict[str, Any]) -> None:
+        self.b.start(as_str(response.get("model")) or None, as_str(response.get("id")) or None)
+
+    def _usage(self, response: dict[str, Any]) -> None:
+        usage = response.get("usage")
+        if isinstance(usage, dict):
+            self.b.set_usage(to_usage(usage))
+
+    def _lifecycle(self, payload: dict[str, Any]) -> None:
+        response = as_dict(payload.get("response"))
+        self._identify(response)
+        self._usage(response)
+
+    def _terminal(self, payload: dict[str, Any]) -> None:
+        """``response.completed`` / ``response.incomplete``: backfill, usage,
+        stop reason, ``Done``."""
+        response = as_dict(payload.get("response"))
+        self._identify(response)
+        self._backfill(as_list(response.get("output")))
+        self._usage(response)
+        default = "incomplete" if payload.get("type") == "response.incomplete" else "completed"
+        status = as_str(response.get("status")) or default
+        raw = status
+        if status == "incomplete":
+            raw = as_str(as_dict(response.get("incomplete_details")).get("reason")) or status
+        error = as_dict(response.get("error"))
+        self.b.set_stop_reason(raw, error_reason=as_str(error.get("message")) or None)
+        self.b.finish()
+
+    def _failed(self, payload: dict[str, Any]) -> None:
+        response = as_dict(payload.get("response"))
+        self._identify(response)
+        self._usage(response)
+        error = as_dict(response.get("error"))
+        self.b.set_stop_reason(as_str(response.get("status")) or "failed")
+        self.b.fail(
+            "upstream",
+            as_str(error.get("message")) or "response failed",
+            _code(error.get("code")) or _code(error.get("type")),
+        )
+
+    def _error(self, payload: dict[str, Any]) -> None:
+        """``error``: code and message at the top level or under ``error``."""
+        error = as_dict(payload.get("error"))
+        code = _code(payload.get("code")) or _code(error.get("code")) or _code(error.get("type"))
+        reason = as_str(payload.get("message")) or as_str(error.get("message")) or "error event"
+        self.b.fail("upstream", reason, code)
+
+    # ------------------------------------------------------------------
+    # Output items
+
+    def _output_index(self, payload: dict[str, Any], item: dict[str, Any] | None = None) -> Key:
+        """The block key of an event's item: ``output_index``; for hosts that
+        omit it, the item id seen before (or a new position for a new item)."""
+        index = _index(payload.get("output_index"))
+        if index is not None:
+            return index
+        item_id = as_str(item.get("id") if item is not None else payload.get("item_id"))
+        if item_id in self._by_id:
+            return self._by_id[item_id]
+        if item is not None and item_id:
+            return ("id", item_id)
+        return repr(payload.get("output_index"))
+
+    def _item_added(self, payload: dict[str, Any]) -> None:
+        item = as_dict(payload.get("item"))
+        self._open_item(self._output_index(payload, item), item)
+
+    def _item_done(self, payload: dict[str, Any]) -> None:
+        item = as_dict(payload.get("item"))
+        self._complete_item(self._output_index(payload, item), item)
+
+    def _open_item(self, index: Key, item: dict[str, Any]) -> _Item:
+        b = self.b
+        kind = as_str(item.get("type")) or "unknown"
+        old = self._items.get(index)
+        if old is not None and not old.done and old.part_keys:
+            # A message's parts; other kinds are ended (and reported) by the builder.
+            b.diagnostic("duplicate_block_start", f"output item {index!r} added while still open")
+            for key in old.part_keys:
+                b.end_block(key)
+        state = self._items[index] = _Item(kind)
+        item_id = as_str(item.get("id"))
+        if item_id:
+            self._by_id[item_id] = index
+        key = _item_key(index)
+        if kind == "message":
+            pass  # its parts open with content_part.added, their first delta, or at done
+        elif kind == "reasoning":
+            b.open_thinking(key)
+        elif kind == "function_call":
+            b.open_tool_call(
+                key, id=as_str(item.get("call_id")) or None, name=as_str(item.get("name")) or None
+            )
+            eager = item.get("arguments")
+            if isinstance(eager, str):
+                b.append_arguments(key, eager)
+        else:
+            call_id = as_str(item.get("call_id"))
+            state.call_id = call_id
+            client_tool = kind in _CLIENT_TOOL_ITEMS
+            if kind == "shell_call":
+                client_tool = call_id not in self._shell_outputs
+                if call_id:
+                    self._shell_calls[call_id] = key
+            b.open_provider(key, kind, item, client_tool=client_tool)
+            if kind == "shell_call_output":
+                self._shell_output(call_id)
+        return state
+
+    def _shell_output(self, call_id: str) -> None:
+        """A hosted shell call comes with its output: the client has nothing
+        to execute."""
+        if not call_id:
+            return
+        self._shell_outputs.add(call_id)
+        key = self._shell_calls.get(call_id)
+        if key is not None:
+            self.b.set_client_tool(key, False)
+
+    def _complete_item(self, index: Key, item: dict[str, Any]) -> None:
+        """``output_item.done`` (or the terminal response's copy of the item):
+        reconcile, sign and end its blocks. An item still ``incomplete`` is
+        left to the terminal event, which marks an open tool call as cut off."""
+        b = self.b
+        state = self._items.get(index)
+        if state is None:
+            state = self._open_item(index, item)
+        if state.done:
+            return
+        state.done = True
+        key = _item_key(index)
+        kind = state.type
+        if kind == "message":
+            self._complete_message(index, state, item)
+        elif kind == "reasoning":
+            self._complete_reasoning(key, state, item)
+        elif kind == "function_call":
+            b.set_tool_identity(
+                key, id=as_str(item.get("call_id")) or None, name=as_str(item.get("name")) or None
+            )
+            arguments = as_str(item.get("arguments"))
+            if arguments:
+                b.reconcile(key, arguments, "arguments_mismatch")
+            signature = _signature({"id": item.get("id"), "namespace": item.get("namespace")})
+            b.set_signature(key, signature)
+            if item.get("status") == "incomplete":
+                return
+        elif b.kind(key) == "provider":
+            b.set_provider_data(key, item)
+            if kind == "shell_call_output":
+                self._shell_output(as_str(item.get("call_id")))
+        for part_key in state.part_keys:
+            b.end_block(part_key)
+        if kind != "message":
+            b.end_block(key)
+
+    def _complete_message(self, index: Key, state: _Item, item: dict[str, Any]) -> None:
+        b = self.b
+        signature = _signature({"id": item.get("id"), "phase": item.get("phase")})
+        for content_index, raw in enumerate(as_list(item.get("content"))):
+            part = as_dict(raw)
+            part_type = as_str(part.get("type")) or "unknown"
+            key = ("part", index, content_index)
+            field = _TEXT_PARTS.get(part_type)
+            if field is None:
+                if not b.has(key):
+                    b.open_provider(key, part_type, part)
+                    state.part_keys.append(key)
+                else:
+                    b.set_provider_data(key, part)
+                continue
+            if not b.has(key):
+                b.open_text(key, refusal=part_type == "refusal")
+                state.part_keys.append(key)
+            if b.kind(key) != "text":
+                continue
+            text = as_str(part.get(field))
+            if text:
+                b.reconcile(key, text, "text_mismatch")
+            if not b.citation_count(key):
+                for annotation in as_list(part.get("annotations")):
+                    b.add_citation(key, annotation)
+            b.set_signature(key, signature)
+
+    def _complete_reasoning(self, key: Key, state: _Item, item: dict[str, Any]) -> None:
+        b = self.b
+        texts = [
+            as_str(as_dict(part).get("text"))
+            for field in (_SUMMARY, _CONTENT)
+            for part in as_list(item.get(field))
+        ]
+        full = "\n\n".join(texts)
+        if full:
+            b.reconcile(key, full, "text_mismatch")
+        state.encrypted = bool(as_str(item.get("encrypted_content")))
+        b.set_signature(key, dumps_compact(item))
+
+    def _backfill(self, output: list[Any]) -> None:
+        """The terminal response's ``output``: items never done are completed,
+        items never streamed are opened and ended, and encrypted reasoning
+        missing from a streamed item reaches its signature."""
+        for index, raw in enumerate(output):
+            item = as_dict(raw)
+            if not item:
+                continue
+            state = self._items.get(index)
+            if state is None or not state.done:
+                if state is None or state.type == item.get("type"):
+                    self._complete_item(index, item)
+            elif (
+                state.type == "reasoning"
+                and not state.encrypted
+                and as_str(item.get("encrypted_content"))
+                and item.get("type") == "reasoning"
+            ):
+                state.encrypted = True
+                self.b.backfill_signature(
+                    _item_key(index), dumps_compact(item), f"output_index {index}"
+                )
+
+    # ------------------------------------------------------------------
+    # Message parts
+
+    def _text_key(self, payload: dict[str, Any], refusal: bool = False) -> Key:
+        """The block of a message part, opened if this is its first event
+        (Azure sends text deltas before ``content_part.added``)."""
+        index = self._output_index(payload)
+        key = ("part", index, _index(payload.get("content_index")) or 0)
+        if not self.b.has(key):
+            state = self._items.get(index)
+            if state is None:
+                state = self._items[index] = _Item("message")
+            self.b.open_text(key, refusal=refusal)
+            state.part_keys.append(key)
+        return key
+
+    def _part_added(self, payload: dict[str, Any]) -> None:
+        part = as_dict(payload.get("part"))
+        part_type = as_str(part.get("type"))
+        index = self._output_index(payload)
+        state = self._items.get(index)
+        if part_type == "reasoning_text" or (state is not None and state.type == "reasoning"):
+            key = self._reasoning_key(payload, _CONTENT)
+            self.b.append_thinking(key, as_str(part.get("text")))
+            return
+        key = ("part", index, _index(payload.get("content_index")) or 0)
+        if self.b.has(key):
+            return
+        if state is None:
+            state = self._items[index] = _Item("message")
+        field = _TEXT_PARTS.get(part_type)
+        if field is None:
+            self.b.open_provider(key, part_type or "unknown", part)
+        else:
+            self.b.open_text(
+                key,
+                text=as_str(part.get(field)),
+                refusal=part_type == "refusal",
+                citations=as_list(part.get("annotations")),
+            )
+        state.part_keys.append(key)
+
+    def _text_delta(self, payload: dict[str, Any]) -> None:
+        self.b.append_text(self._text_key(payload), as_str(payload.get("delta")))
+
+    def _refusal_delta(self, payload: dict[str, Any]) -> None:
+        self.b.append_text(self._text_key(payload, refusal=True), as_str(payload.get("delta")))
+
+    def _text_done(self, payload: dict[str, Any]) -> None:
+        text = as_str(payload.get("text"))
+        if text:
+            self.b.reconcile(self._text_key(payload), text, "text_mismatch")
+
+    def _refusal_done(self, payload: dict[str, Any]) -> None:
+        text = as_str(payload.get("refusal"))
+        if text:
+            self.b.reconcile(self._text_key(payload, refusal=True), text, "text_mismatch")
+
+    def _annotation(self, payload: dict[str, Any]) -> None:
+        annotation = payload.get("annotation")
+        if annotation is not None:
+            self.b.add_citation(self._text_key(payload), annotation)
+
+    # ------------------------------------------------------------------
+    # Reasoning
+
+    def _reasoning_key(self, payload: dict[str, Any], part_kind: str) -> Key:
+        """The reasoning block, with the part this event belongs to started:
+        a part after the item's first is preceded by a blank line."""
+        index = self._output_index(payload)
+        key = _item_key(index)
+        state = self._items.get(index)
+        if state is None:
+            state = self._items[index] = _Item("reasoning")
+            self.b.open_thinking(key)
+        if state.type != "reasoning" or state.done:
+            return key  # the builder reports what does not fit
+        field = "summary_index" if part_kind == _SUMMARY else "content_index"
+        part = (part_kind, _index(payload.get(field)) or 0)
+        if part not in state.parts:
+            if state.parts:
+                self.b.append_thinking(key, "\n\n")
+            state.parts[part] = len(self.b.text_of(key))
+        return key
+
+    def _summary_part_added(self, payload: dict[str, Any]) -> None:
+        key = self._reasoning_key(payload, _SUMMARY)
+        self.b.append_thinking(key, as_str(as_dict(payload.get("part")).get("text")))
+
+    def _summary_delta(self, payload: dict[str, Any]) -> None:
+        self.b.append_thinking(self._reasoning_key(payload, _SUMMARY), as_str(payload.get("delta")))
+
+    def _reasoning_delta(self, payload: dict[str, Any]) -> None:
+        self.b.append_thinking(self._reasoning_key(payload, _CONTENT), as_str(payload.get("delta")))
+
+    def _reasoning_done(self, payload: dict[str, Any], part_kind: str) -> None:
+        """A part's final text; checked when it is the latest part of the block."""
+        text = as_str(payload.get("text"))
+        key = self._reasoning_key(payload, part_kind)
+        state = self._items.get(self._output_index(payload))
+        if not text or state is None or state.type != "reasoning" or state.done:
+            return
+        field = "summary_index" if part_kind == _SUMMARY else "content_index"
+        part = (part_kind, _index(payload.get(field)) or 0)
+        if next(reversed(state.parts)) != part:
+            return
+        start = state.parts[part]
+        self.b.reconcile(key, self.b.text_of(key)[:start] + text, "text_mismatch")
+
+    def _summary_done(self, payload: dict[str, Any]) -> None:
+        self._reasoning_done(payload, _SUMMARY)
+
+    def _reasoning_text_done(self, payload: dict[str, Any]) -> None:
+        self._reasoning_done(payload, _CONTENT)
+
+    # ------------------------------------------------------------------
+    # Function-call arguments
+
+    def _arguments_key(self, payload: dict[str, Any]) -> Key | None:
+        key = _item_key(self._output_index(payload))
+        kind = self.b.kind(key)
+        if kind is None or kind == "toolcall":
+            return key  # an unknown block is reported by the builder
+        self.b.diagnostic("unknown_delta", f"function-call arguments for a {kind} block")
+        return None
+
+    def _arguments_delta(self, payload: dict[str, Any]) -> None:
+        key = self._arguments_key(payload)
+        if key is not None:
+            self.b.append_arguments(key, as_str(payload.get("delta")))
+
+    def _arguments_done(self, payload: dict[str, Any]) -> None:
+        arguments = as_str(payload.get("arguments"))
+        key = self._arguments_key(payload)
+        if key is not None and arguments:
+            self.b.reconcile(key, arguments, "arguments_mismatch")
+
+
+def _code(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+OpenAIResponsesDecoder._handlers = {
+    "response.created": OpenAIResponsesDecoder._lifecycle,
+    "response.queued": OpenAIResponsesDecoder._lifecycle,
+    "response.in_progress": OpenAIResponsesDecoder._lifecycle,
+    "response.completed": OpenAIResponsesDecoder._terminal,
+    "response.incomplete": OpenAIResponsesDecoder._terminal,
+    "response.failed": OpenAIResponsesDecoder._failed,
+    "response.output_item.added": OpenAIResponsesDecoder._item_added,
+    "response.output_item.done": OpenAIResponsesDecoder._item_done,
+    "response.content_part.added": OpenAIResponsesDecoder._part_added,
+    "response.output_text.delta": OpenAIResponsesDecoder._text_delta,
+    "response.output_text.done": OpenAIResponsesDecoder._text_done,
+    "response.output_text.annotation.added": OpenAIResponsesDecoder._annotation,
+    "response.refusal.delta": OpenAIResponsesDecoder._refusal_delta,
+    "response.refusal.done": OpenAIResponsesDecoder._refusal_done,
+    "response.reasoning_summary_part.added": OpenAIResponsesDecoder._summary_part_added,
+    "response.reasoning_summary_text.delta": OpenAIResponsesDecoder._summary_delta,
+    "response.reasoning_summary_text.done": OpenAIResponsesDecoder._summary_done,
+    "response.reasoning_text.delta": OpenAIResponsesDecoder._reasoning_delta,
+    "response.reasoning_text.done": OpenAIResponsesDecoder._reasoning_text_done,
+    "response.function_call_arguments.delta": OpenAIResponsesDecoder._arguments_delta,
+    "response.function_call_arguments.done": OpenAIResponsesDecoder._arguments_done,
+}
