@@ -343,6 +343,8 @@ class OpenAICompletionsDecoder(Decoder):
         else:
             call = len(self._call_ids) - 1 if self._call_ids else None
         if call is None:
+            if not (call_id or name or function.get("arguments")):
+                return  # an empty entry opens nothing
             call = len(self._call_ids)
             self._call_ids.append(call_id)
             self.b.open_tool_call(("tool", call), id=call_id or None, name=name or None)
