@@ -195,7 +195,6 @@ WEIRD_IDS = (
     "call_",
     "abc123XYZ",
 )
-PLAIN_IDS = ("abc123XYZ", "Qw3rty789", "zz9Top001", "call00000")
 
 STRINGS = st.sampled_from(
     ["", " ", "hello", "think hard", "a\ud83db", "\ud83d\ude00 pair", "x\udc00", "plain"]
@@ -226,7 +225,6 @@ RANDOM_ISSUERS: tuple[tuple[str | None, str, str], ...] = (
     ("openrouter", "openai-completions", "qwen3-max"),
     ("google", "google-generative-ai", "gemini-2.0-flash"),
 )
-_TARGET_ISSUERS = {(api, model) for _, api, model in TARGETS}
 
 
 @st.composite
@@ -258,12 +256,9 @@ def blocks(draw: st.DrawFn, ids: Sequence[str], api: str, counter: list[int]) ->
 
 
 @st.composite
-def histories(draw: st.DrawFn, realistic: bool = False) -> list[Message]:
+def histories(draw: st.DrawFn) -> list[Message]:
     """Random conversations: turns from many issuers with reused, weird and
     duplicate ids, results that answer, repeat, miss or arrive late.
-
-    ``realistic`` gives messages of possible same issuers ids that their own
-    host would issue (plain 9-character ids): a target trusts its own ids.
     """
     counter = [0]
     out: list[Message] = []
@@ -276,9 +271,7 @@ def histories(draw: st.DrawFn, realistic: bool = False) -> list[Message]:
             out.append(ToolResultMessage(draw(st.sampled_from(WEIRD_IDS)), "bash", draw(STRINGS)))
             continue
         provider, api, model = draw(st.sampled_from(RANDOM_ISSUERS))
-        trusted = realistic and (api, model) in _TARGET_ISSUERS
-        ids = PLAIN_IDS if trusted else WEIRD_IDS
-        content = draw(st.lists(blocks(ids, api, counter), max_size=5))
+        content = draw(st.lists(blocks(WEIRD_IDS, api, counter), max_size=5))
         stop = draw(st.sampled_from(list(StopReason)))
         out.append(
             AssistantMessage(tuple(content), api, model, stop, None, USAGE, None, provider, None)

@@ -55,7 +55,7 @@ def test_idempotent(history: list[Message], target: tuple[str, str, str], mode: 
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(histories(realistic=True), MODES)
+@given(histories(), MODES)
 def test_sanitized_histories_pass_every_validator(history: list[Message], mode: str) -> None:
     for provider, api, model in TARGETS:
         out = sanitize_messages_for_target(history, provider, model, api=api, foreign_thinking=mode)  # type: ignore[arg-type]
