@@ -272,19 +272,22 @@ class GoogleDecoder(Decoder):
                 continue
             if path is None:
                 args.ok = False  # nowhere to put the value: synthesis stops
-                self._write(key, args, None, dumps_compact(entry))
-                continue
-            self._write(key, args, args.set(path, value), dumps_compact(entry))
+                self._write(key, args, None, entry)
+            else:
+                self._write(key, args, args.set(path, value), entry)
 
-    def _write(self, key: int, args: _ArgsWriter, text: str | None, raw: str | None = None) -> None:
-        """Emit synthesised argument text; ``None`` means synthesis just failed."""
+    def _write(
+        self, key: int, args: _ArgsWriter, text: str | None, entry: dict[str, Any] | None = None
+    ) -> None:
+        """Emit synthesised argument text; ``None`` means synthesis has failed
+        (reported once, with the entry that made it fail)."""
         if text is None:
             if args.failed_now():
                 self.b.diagnostic(
                     "partial_args_out_of_order",
                     "partialArgs paths cannot be written as incremental JSON; "
                     "the arguments become the serialisation of the final value",
-                    raw,
+                    dumps_compact(entry) if entry is not None else None,
                 )
             return
         self.b.append_arguments(key, text)
@@ -323,9 +326,7 @@ class _ArgsWriter:
     def __init__(self) -> None:
         self.tree: dict[str, Any] = {}
         self.ok = True
-        # One frame per open container, root first: [segment in parent, is
-        # array, keys written (object) / next index (array)].
-        self._frames: list[_Frame] = []
+        self._frames: list[_Frame] = []  # the open containers, root first
         self._leaf: tuple[str | int, ...] | None = None
         self._string_open = False
         self._failed_reported = False
