@@ -1,0 +1,43 @@
+"""aiohttp adapter: canonical events from an ``aiohttp.ClientResponse``.
+
+    timeout = aiohttp.ClientTimeout(sock_connect=10, sock_read=60)
+    async with aiohttp.ClientSession(timeout=timeout) as session:
+        async with session.post(url, json=body, headers=headers) as response:
+            async for event in aiter_events(response, api="anthropic-messages"):
+                ...
+
+The body is read with ``response.content.iter_any()``: every piece as soon as
+it arrives, decompressed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from ..events import Event
+from ..normalizer import anormalize
+
+if TYPE_CHECKING:
+    import aiohttp
+
+__all__ = ["aiter_events"]
+
+
+def aiter_events(
+    response: aiohttp.ClientResponse,
+    api: str = "auto",
+    *,
+    raise_source_errors: bool = False,
+    **options: Any,
+) -> AsyncIterator[Event]:
+    """Canonical events of an ``aiohttp.ClientResponse``.
+
+    A transport error while reading (``aiohttp.ClientPayloadError``, a
+    ``sock_read`` timeout …) ends the events with ``Error(kind="truncated")``
+    naming it; with ``raise_source_errors=True`` it is re-raised after that
+    event. ``options`` go to ``StreamNormalizer``.
+    """
+    return anormalize(
+        response.content.iter_any(), api, raise_source_errors=raise_source_errors, **options
+    )

@@ -1,0 +1,762 @@
+"""The HTTP adapters against a real server on 127.0.0.1.
+
+A ``ThreadingHTTPServer`` on an ephemeral loopback port streams recorded
+fixtures (and the packaged samples) in small, seeded-random pieces with short
+pauses, under several framings:
+
+* ``chunked`` — HTTP/1.1 chunked transfer encoding (what the APIs send);
+* ``close`` — no framing, the body ends when the server closes;
+* ``length`` — ``Content-Length``;
+* ``cut`` / ``cutclose`` — the server drops the connection mid-body;
+* ``stall`` — the server stops sending mid-body and holds the connection;
+* ``gate`` / ``gateclose`` — the server sends the first part and waits until
+  the client has produced an event from it: proves events come out while the
+  body is still arriving, not after it ended.
+
+No client library is mocked. Every client has a timeout of at most 2 s.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from streamnorm import Done, Error, Event, Start
+from streamnorm import samples as sample_streams
+from streamnorm.normalizer import normalize
+
+from .support import FIXTURES, needs_fixtures
+
+httpx = pytest.importorskip("httpx")
+aiohttp = pytest.importorskip("aiohttp")
+requests = pytest.importorskip("requests")
+
+from streamnorm.integrations import aiohttp as sn_aiohttp  # noqa: E402
+from streamnorm.integrations import httpx as sn_httpx  # noqa: E402
+from streamnorm.integrations import requests as sn_requests  # noqa: E402
+from streamnorm.integrations import sdk as sn_sdk  # noqa: E402
+
+TIMEOUT = 2.0  # the longest any client here may wait for anything
+STALL_READ_TIMEOUT = 0.4  # the read timeout used against the stalling server
+
+#: One recorded stream per wire api: thinking, text and tool calls between them.
+STREAMS = {
+    "anthropic-messages": "anthropic-messages/thinking-then-tool-use.sse",
+    "openai-responses": "openai-responses/function-call.sse",
+    "openai-completions": "openai-completions/openai-tool-call.sse",
+    "google-generative-ai": "google-generative-ai/function-call-thought-signature.sse",
+}
+
+
+def source_bytes(api: str, name: str) -> bytes:
+    """``name`` is a fixture file of ``api``, or ``sample`` for the packaged one."""
+    if name == "sample":
+        return sample_streams.read(api)
+    return (FIXTURES / api / name).read_bytes()
+
+
+def expected(data: bytes) -> list[dict[str, Any]]:
+    return [e.to_dict() for e in normalize([data])]
+
+
+def as_dicts(events: list[Event]) -> list[dict[str, Any]]:
+    return [e.to_dict() for e in events]
+
+
+# --------------------------------------------------------------------------
+# The server
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self._serve()
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        self._serve()
+
+    def _serve(self) -> None:
+        # /sse/<mode>/<api>/<file>[/anything the SDK appends]
+        parts = self.path.split("?")[0].strip("/").split("/")
+        if len(parts) < 4 or parts[0] != "sse":
+            self.send_error(404)
+            return
+        mode, api, name = parts[1], parts[2], parts[3]
+        if mode == "error500":
+            body = b'{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
+            self.send_response(500)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        data = source_bytes(api, name)
+        framing = "close" if mode in ("close", "cutclose", "gateclose") else "chunked"
+        if mode == "length":
+            framing = "length"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        if framing == "chunked":
+            self.send_header("Transfer-Encoding", "chunked")
+        elif framing == "length":
+            self.send_header("Content-Length", str(len(data)))
+        else:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+
+        stop_at = len(data)
+        if mode in ("cut", "cutclose", "stall"):
+            stop_at = len(data) // 2
+        gate_at = len(data) // 3 if mode in ("gate", "gateclose") else -1
+        rng = random.Random(len(data))
+        sent = 0
+        pieces = 0
+        try:
+            while sent < stop_at:
+                if sent >= gate_at >= 0:
+                    self.server.gate_opened.append(self.server.gate.wait(TIMEOUT))
+                    gate_at = -1
+                size = min(rng.randint(1, 600), stop_at - sent)
+                if gate_at >= 0:
+                    size = min(size, gate_at - sent) or size
+                self._send(data[sent : sent + size], framing)
+                sent += size
+                pieces += 1
+                if pieces % 4 == 0:
+                    time.sleep(0.001)
+            if mode == "stall":
+                self.server.stop.wait(5 * TIMEOUT)
+                self.close_connection = True
+                return
+            if mode in ("cut", "cutclose"):
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            if framing == "chunked":
+                self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def _send(self, piece: bytes, framing: str) -> None:
+        if framing == "chunked":
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+        else:
+            self.wfile.write(piece)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.stop = threading.Event()
+        self.gate = threading.Event()
+        self.gate_opened: list[bool] = []
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients drop keep-alive connections and cut-off bodies: expected here.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+    def url(self, mode: str, api: str, name: str) -> str:
+        host, port = self.server_address[:2]
+        return f"http://{host}:{port}/sse/{mode}/{api}/{name}"
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[_Server]:
+    srv = _Server()
+    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.daemon = True
+    thread.start()
+    try:
+        yield srv
+    finally:
+        srv.stop.set()
+        srv.gate.set()
+        srv.shutdown()
+        srv.server_close()
+        thread.join(TIMEOUT)
+
+
+@pytest.fixture
+def gate(server: _Server) -> Iterator[_Server]:
+    server.gate.clear()
+    server.gate_opened.clear()
+    yield server
+    server.gate.set()
+
+
+def cases() -> list[Any]:
+    out = [pytest.param(api, "sample", id=f"{api}-sample") for api in STREAMS]
+    for api, path in STREAMS.items():
+        name = path.split("/", 1)[1]
+        out.append(pytest.param(api, name, id=f"{api}-fixture", marks=needs_fixtures))
+    return out
+
+
+def assert_truncated(events: list[Event], pattern: str | None = None) -> Error:
+    assert events, "no events at all"
+    last = events[-1]
+    assert isinstance(last, Error), f"expected Error, got {type(last).__name__}"
+    assert last.kind == "truncated"
+    assert sum(isinstance(e, (Done, Error)) for e in events) == 1
+    assert isinstance(events[0], Start)
+    if pattern:
+        assert re.search(pattern, last.reason, re.IGNORECASE), last.reason
+    return last
+
+
+TIMED_OUT = r"timed? ?out"
+
+
+# --------------------------------------------------------------------------
+# httpx
+
+
+@pytest.mark.parametrize(("api", "name"), cases())
+def test_httpx_sync_streams_equal_in_memory_result(server: _Server, api: str, name: str) -> None:
+    with (
+        httpx.Client(timeout=TIMEOUT) as client,
+        client.stream("POST", server.url("chunked", api, name), json={"stream": True}) as r,
+    ):
+        events = list(sn_httpx.iter_events(r, api=api))
+    assert as_dicts(events) == expected(source_bytes(api, name))
+    assert isinstance(events[-1], Done)
+
+
+@pytest.mark.parametrize("mode", ["close", "length"])
+def test_httpx_sync_other_framings(server: _Server, mode: str) -> None:
+    api = "google-generative-ai"
+    with (
+        httpx.Client(timeout=TIMEOUT) as client,
+        client.stream("GET", server.url(mode, api, "sample")) as r,
+    ):
+        events = list(sn_httpx.iter_events(r))
+    assert as_dicts(events) == expected(source_bytes(api, "sample"))
+
+
+@pytest.mark.parametrize(("api", "name"), cases())
+async def test_httpx_async_streams_equal_in_memory_result(
+    server: _Server, api: str, name: str
+) -> None:
+    async with (
+        httpx.AsyncClient(timeout=TIMEOUT) as client,
+        client.stream("POST", server.url("chunked", api, name), json={}) as r,
+    ):
+        events = [e async for e in sn_httpx.aiter_events(r, api=api)]
+    assert as_dicts(events) == expected(source_bytes(api, name))
+
+
+def test_httpx_sync_events_arrive_while_the_body_streams(gate: _Server) -> None:
+    seen_before_end: list[str] = []
+    with httpx.Client(timeout=TIMEOUT) as client:
+        url = gate.url("gate", "anthropic-messages", "sample")
+        with client.stream("GET", url) as r:
+            for event in sn_httpx.iter_events(r):
+                if not gate.gate.is_set():
+                    seen_before_end.append(type(event).__name__)
+                    gate.gate.set()
+    assert gate.gate_opened == [True]
+    assert seen_before_end == ["Start"]
+
+
+async def test_httpx_async_events_arrive_while_the_body_streams(gate: _Server) -> None:
+    async with (
+        httpx.AsyncClient(timeout=TIMEOUT) as client,
+        client.stream("GET", gate.url("gate", "openai-responses", "sample")) as r,
+    ):
+        async for event in sn_httpx.aiter_events(r):
+            if isinstance(event, Start):
+                gate.gate.set()
+    assert gate.gate_opened == [True]
+
+
+def test_httpx_connection_cut_mid_stream(server: _Server) -> None:
+    api = "anthropic-messages"
+    with (
+        httpx.Client(timeout=TIMEOUT) as client,
+        client.stream("GET", server.url("cut", api, "sample")) as r,
+    ):
+        events = list(sn_httpx.iter_events(r))
+    error = assert_truncated(events, r"RemoteProtocolError|incomplete|closed")
+    assert error.message.content, "what arrived before the cut is kept"
+
+
+def test_httpx_connection_cut_raises_when_asked(server: _Server) -> None:
+    events: list[Event] = []
+    with (  # noqa: SIM117 - pytest.raises covers the reading only
+        httpx.Client(timeout=TIMEOUT) as client,
+        client.stream("GET", server.url("cut", "openai-completions", "sample")) as r,
+    ):
+        with pytest.raises(httpx.HTTPError):
+            for event in sn_httpx.iter_events(r, raise_source_errors=True):
+                events.append(event)
+    assert_truncated(events)
+
+
+def test_httpx_close_delimited_body_cut_is_truncated(server: _Server) -> None:
+    with (
+        httpx.Client(timeout=TIMEOUT) as client,
+        client.stream("GET", server.url("cutclose", "openai-responses", "sample")) as r,
+    ):
+        events = list(sn_httpx.iter_events(r))
+    assert_truncated(events)
+
+
+def test_httpx_sync_read_timeout_is_a_truncated_error(server: _Server) -> None:
+    timeout = httpx.Timeout(TIMEOUT, read=STALL_READ_TIMEOUT)
+    started = time.monotonic()
+    with (
+        httpx.Client(timeout=timeout) as client,
+        client.stream("GET", server.url("stall", "google-generative-ai", "sample")) as r,
+    ):
+        events = list(sn_httpx.iter_events(r))
+    assert time.monotonic() - started < TIMEOUT
+    error = assert_truncated(events, TIMED_OUT)
+    assert "ReadTimeout" in error.reason
+    assert error.message.content
+
+
+def test_httpx_sync_read_timeout_raises_when_asked(server: _Server) -> None:
+    timeout = httpx.Timeout(TIMEOUT, read=STALL_READ_TIMEOUT)
+    events: list[Event] = []
+    with (  # noqa: SIM117 - pytest.raises covers the reading only
+        httpx.Client(timeout=timeout) as client,
+        client.stream("GET", server.url("stall", "anthropic-messages", "sample")) as r,
+    ):
+        with pytest.raises(httpx.ReadTimeout):
+            for event in sn_httpx.iter_events(r, raise_source_errors=True):
+                events.append(event)
+    assert_truncated(events, TIMED_OUT)
+
+
+async def test_httpx_async_read_timeout_is_a_truncated_error(server: _Server) -> None:
+    timeout = httpx.Timeout(TIMEOUT, read=STALL_READ_TIMEOUT)
+    started = time.monotonic()
+    async with (
+        httpx.AsyncClient(timeout=timeout) as client,
+        client.stream("GET", server.url("stall", "openai-responses", "sample")) as r,
+    ):
+        events = [e async for e in sn_httpx.aiter_events(r)]
+    assert time.monotonic() - started < TIMEOUT
+    assert_truncated(events, TIMED_OUT)
+
+
+async def test_httpx_async_connection_cut_mid_stream(server: _Server) -> None:
+    async with (
+        httpx.AsyncClient(timeout=TIMEOUT) as client,
+        client.stream("GET", server.url("cut", "google-generative-ai", "sample")) as r,
+    ):
+        events = [e async for e in sn_httpx.aiter_events(r)]
+    assert_truncated(events)
+
+
+def test_httpx_error_status_with_json_body_is_an_upstream_error(server: _Server) -> None:
+    with (
+        httpx.Client(timeout=TIMEOUT) as client,
+        client.stream("POST", server.url("error500", "anthropic-messages", "x")) as r,
+    ):
+        assert r.status_code == 500
+        events = list(sn_httpx.iter_events(r))
+    assert len(events) == 1
+    error = events[0]
+    assert isinstance(error, Error)
+    assert (error.kind, error.code, error.reason) == ("upstream", "overloaded_error", "Overloaded")
+
+
+# --------------------------------------------------------------------------
+# aiohttp
+
+
+def _aiohttp_session(sock_read: float = TIMEOUT) -> Any:
+    timeout = aiohttp.ClientTimeout(total=TIMEOUT * 2, sock_connect=TIMEOUT, sock_read=sock_read)
+    return aiohttp.ClientSession(timeout=timeout)
+
+
+@pytest.mark.parametrize(("api", "name"), cases())
+async def test_aiohttp_streams_equal_in_memory_result(server: _Server, api: str, name: str) -> None:
+    async with (
+        _aiohttp_session() as session,
+        session.post(server.url("chunked", api, name), json={}) as r,
+    ):
+        events = [e async for e in sn_aiohttp.aiter_events(r, api=api)]
+    assert as_dicts(events) == expected(source_bytes(api, name))
+
+
+async def test_aiohttp_close_delimited_body(server: _Server) -> None:
+    api = "openai-completions"
+    async with _aiohttp_session() as session, session.get(server.url("close", api, "sample")) as r:
+        events = [e async for e in sn_aiohttp.aiter_events(r)]
+    assert as_dicts(events) == expected(source_bytes(api, "sample"))
+
+
+async def test_aiohttp_events_arrive_while_the_body_streams(gate: _Server) -> None:
+    async with (
+        _aiohttp_session() as session,
+        session.get(gate.url("gate", "google-generative-ai", "sample")) as r,
+    ):
+        async for event in sn_aiohttp.aiter_events(r):
+            if isinstance(event, Start):
+                gate.gate.set()
+    assert gate.gate_opened == [True]
+
+
+async def test_aiohttp_connection_cut_mid_stream(server: _Server) -> None:
+    async with (
+        _aiohttp_session() as session,
+        session.get(server.url("cut", "anthropic-messages", "sample")) as r,
+    ):
+        events = [e async for e in sn_aiohttp.aiter_events(r)]
+    error = assert_truncated(events, r"Payload|closed|incomplete|transfer")
+    assert error.message.content
+
+
+async def test_aiohttp_connection_cut_raises_when_asked(server: _Server) -> None:
+    events: list[Event] = []
+    async with (
+        _aiohttp_session() as session,
+        session.get(server.url("cut", "openai-responses", "sample")) as r,
+    ):
+        with pytest.raises(aiohttp.ClientError):
+            async for event in sn_aiohttp.aiter_events(r, raise_source_errors=True):
+                events.append(event)
+    assert_truncated(events)
+
+
+async def test_aiohttp_read_timeout_is_a_truncated_error(server: _Server) -> None:
+    started = time.monotonic()
+    async with (
+        _aiohttp_session(sock_read=STALL_READ_TIMEOUT) as session,
+        session.get(server.url("stall", "openai-completions", "sample")) as r,
+    ):
+        events = [e async for e in sn_aiohttp.aiter_events(r)]
+    assert time.monotonic() - started < TIMEOUT
+    assert_truncated(events, TIMED_OUT)
+
+
+async def test_aiohttp_read_timeout_raises_when_asked(server: _Server) -> None:
+    events: list[Event] = []
+    async with (
+        _aiohttp_session(sock_read=STALL_READ_TIMEOUT) as session,
+        session.get(server.url("stall", "anthropic-messages", "sample")) as r,
+    ):
+        with pytest.raises(TimeoutError):
+            async for event in sn_aiohttp.aiter_events(r, raise_source_errors=True):
+                events.append(event)
+    assert_truncated(events)
+
+
+# --------------------------------------------------------------------------
+# requests
+
+
+@pytest.mark.parametrize(("api", "name"), cases())
+def test_requests_streams_equal_in_memory_result(server: _Server, api: str, name: str) -> None:
+    with requests.post(
+        server.url("chunked", api, name), json={}, stream=True, timeout=TIMEOUT
+    ) as r:
+        events = list(sn_requests.iter_events(r, api=api))
+    assert as_dicts(events) == expected(source_bytes(api, name))
+
+
+@pytest.mark.parametrize("mode", ["close", "length"])
+def test_requests_unframed_bodies(server: _Server, mode: str) -> None:
+    api = "anthropic-messages"
+    with requests.get(server.url(mode, api, "sample"), stream=True, timeout=TIMEOUT) as r:
+        events = list(sn_requests.iter_events(r))
+    assert as_dicts(events) == expected(source_bytes(api, "sample"))
+
+
+@pytest.mark.parametrize("mode", ["gate", "gateclose"])
+def test_requests_events_arrive_while_the_body_streams(gate: _Server, mode: str) -> None:
+    url = gate.url(mode, "openai-completions", "sample")
+    with requests.get(url, stream=True, timeout=TIMEOUT) as r:
+        for event in sn_requests.iter_events(r):
+            if isinstance(event, Start):
+                gate.gate.set()
+    assert gate.gate_opened == [True]
+
+
+def test_requests_without_stream_true_still_normalizes(server: _Server) -> None:
+    api = "openai-responses"
+    r = requests.get(server.url("chunked", api, "sample"), timeout=TIMEOUT)
+    events = list(sn_requests.iter_events(r))
+    assert as_dicts(events) == expected(source_bytes(api, "sample"))
+
+
+def test_requests_connection_cut_mid_stream(server: _Server) -> None:
+    with requests.get(
+        server.url("cut", "google-generative-ai", "sample"), stream=True, timeout=TIMEOUT
+    ) as r:
+        events = list(sn_requests.iter_events(r))
+    assert_truncated(events, r"ChunkedEncodingError|Connection|incomplete")
+
+
+def test_requests_connection_cut_raises_when_asked(server: _Server) -> None:
+    events: list[Event] = []
+    url = server.url("cut", "anthropic-messages", "sample")
+    with (
+        requests.get(url, stream=True, timeout=TIMEOUT) as r,
+        pytest.raises(requests.RequestException),
+    ):
+        for event in sn_requests.iter_events(r, raise_source_errors=True):
+            events.append(event)
+    assert_truncated(events)
+
+
+@pytest.mark.parametrize("mode", ["stall"])
+def test_requests_read_timeout_is_a_truncated_error(server: _Server, mode: str) -> None:
+    started = time.monotonic()
+    url = server.url(mode, "openai-responses", "sample")
+    with requests.get(url, stream=True, timeout=(TIMEOUT, STALL_READ_TIMEOUT)) as r:
+        events = list(sn_requests.iter_events(r))
+    assert time.monotonic() - started < TIMEOUT
+    assert_truncated(events, TIMED_OUT)
+
+
+def test_requests_read_timeout_raises_when_asked(server: _Server) -> None:
+    events: list[Event] = []
+    url = server.url("stall", "google-generative-ai", "sample")
+    with (
+        requests.get(url, stream=True, timeout=(TIMEOUT, STALL_READ_TIMEOUT)) as r,
+        pytest.raises(requests.ConnectionError),
+    ):
+        for event in sn_requests.iter_events(r, raise_source_errors=True):
+            events.append(event)
+    assert_truncated(events, TIMED_OUT)
+
+
+# --------------------------------------------------------------------------
+# The official SDKs, pointed at the local server
+
+
+try:
+    import openai
+except ImportError:  # pragma: no cover - the dev extra installs it
+    openai = None
+try:
+    import anthropic
+except ImportError:  # pragma: no cover
+    anthropic = None
+
+needs_openai = pytest.mark.skipif(openai is None, reason="the openai SDK is not installed")
+needs_anthropic = pytest.mark.skipif(anthropic is None, reason="the anthropic SDK is not installed")
+
+MESSAGES = [{"role": "user", "content": "What's the weather in Paris?"}]
+
+
+def _openai(server: _Server, mode: str, api: str, name: str, **kw: Any) -> Any:
+    return openai.OpenAI(
+        base_url=server.url(mode, api, name),
+        api_key="sk-local-test",
+        max_retries=0,
+        timeout=kw.pop("timeout", TIMEOUT),
+    )
+
+
+def _anthropic(server: _Server, mode: str, name: str, **kw: Any) -> Any:
+    return anthropic.Anthropic(
+        base_url=server.url(mode, "anthropic-messages", name),
+        api_key="sk-ant-local-test",
+        max_retries=0,
+        timeout=kw.pop("timeout", TIMEOUT),
+    )
+
+
+def _names() -> list[Any]:
+    return [
+        pytest.param("sample", id="sample"),
+        pytest.param("fixture", id="fixture", marks=needs_fixtures),
+    ]
+
+
+def _file(api: str, which: str) -> str:
+    return "sample" if which == "sample" else STREAMS[api].split("/", 1)[1]
+
+
+@needs_openai
+@pytest.mark.parametrize("which", _names())
+def test_openai_sdk_chat_completions_with_streaming_response(server: _Server, which: str) -> None:
+    api = "openai-completions"
+    name = _file(api, which)
+    client = _openai(server, "chunked", api, name)
+    with client.chat.completions.with_streaming_response.create(
+        model="gpt-4o", messages=MESSAGES, stream=True
+    ) as raw:
+        events = list(sn_sdk.iter_events(raw, api=api))
+    assert as_dicts(events) == expected(source_bytes(api, name))
+
+
+@needs_openai
+@pytest.mark.parametrize("which", _names())
+def test_openai_sdk_responses_with_streaming_response(server: _Server, which: str) -> None:
+    api = "openai-responses"
+    name = _file(api, which)
+    client = _openai(server, "chunked", api, name)
+    with client.responses.with_streaming_response.create(
+        model="gpt-5", input="What's the weather in Paris?", stream=True
+    ) as raw:
+        events = list(sn_sdk.iter_events(raw))
+    assert as_dicts(events) == expected(source_bytes(api, name))
+
+
+@needs_openai
+def test_openai_sdk_unread_stream_object(server: _Server) -> None:
+    api = "openai-completions"
+    client = _openai(server, "chunked", api, "sample")
+    stream = client.chat.completions.create(model="gpt-4o", messages=MESSAGES, stream=True)
+    with stream:
+        events = list(sn_sdk.iter_events(stream))
+    assert as_dicts(events) == expected(source_bytes(api, "sample"))
+
+
+@needs_openai
+@pytest.mark.parametrize("which", _names())
+async def test_openai_sdk_async(server: _Server, which: str) -> None:
+    api = "openai-completions"
+    name = _file(api, which)
+    client = openai.AsyncOpenAI(
+        base_url=server.url("chunked", api, name),
+        api_key="sk-local",
+        max_retries=0,
+        timeout=TIMEOUT,
+    )
+    async with client.chat.completions.with_streaming_response.create(
+        model="gpt-4o", messages=MESSAGES, stream=True
+    ) as raw:
+        events = [e async for e in sn_sdk.aiter_events(raw)]
+    await client.close()
+    assert as_dicts(events) == expected(source_bytes(api, name))
+
+
+@needs_openai
+def test_openai_sdk_connection_cut(server: _Server) -> None:
+    client = _openai(server, "cut", "openai-responses", "sample")
+    with client.responses.with_streaming_response.create(
+        model="gpt-5", input="hi", stream=True
+    ) as raw:
+        events = list(sn_sdk.iter_events(raw))
+    assert_truncated(events)
+
+
+@needs_openai
+def test_openai_sdk_read_timeout(server: _Server) -> None:
+    timeout = httpx.Timeout(TIMEOUT, read=STALL_READ_TIMEOUT)
+    client = _openai(server, "stall", "openai-completions", "sample", timeout=timeout)
+    started = time.monotonic()
+    with client.chat.completions.with_streaming_response.create(
+        model="gpt-4o", messages=MESSAGES, stream=True
+    ) as raw:
+        events = list(sn_sdk.iter_events(raw))
+    assert time.monotonic() - started < TIMEOUT
+    assert_truncated(events, TIMED_OUT)
+
+
+@needs_anthropic
+@pytest.mark.parametrize("which", _names())
+def test_anthropic_sdk_with_streaming_response(server: _Server, which: str) -> None:
+    api = "anthropic-messages"
+    name = _file(api, which)
+    client = _anthropic(server, "chunked", name)
+    with client.messages.with_streaming_response.create(
+        model="claude-sonnet-4-6", max_tokens=1024, messages=MESSAGES, stream=True
+    ) as raw:
+        events = list(sn_sdk.iter_events(raw, api="anthropic"))
+    assert as_dicts(events) == expected(source_bytes(api, name))
+
+
+@needs_anthropic
+def test_anthropic_sdk_records_the_requested_model(server: _Server) -> None:
+    # a proxy that serves "team-default" as claude-sonnet-4-6
+    client = _anthropic(server, "chunked", "sample")
+    with client.messages.with_streaming_response.create(
+        model="team-default", max_tokens=1024, messages=MESSAGES, stream=True
+    ) as raw:
+        events = list(sn_sdk.iter_events(raw, model="team-default"))
+    done = events[-1]
+    assert isinstance(done, Done)
+    assert done.message.model == "team-default"
+    assert done.message.response_model == "claude-sonnet-4-6"
+
+
+@needs_anthropic
+async def test_anthropic_sdk_async(server: _Server) -> None:
+    client = anthropic.AsyncAnthropic(
+        base_url=server.url("chunked", "anthropic-messages", "sample"),
+        api_key="sk-ant-local",
+        max_retries=0,
+        timeout=TIMEOUT,
+    )
+    async with client.messages.with_streaming_response.create(
+        model="claude-sonnet-4-6", max_tokens=1024, messages=MESSAGES, stream=True
+    ) as raw:
+        events = [e async for e in sn_sdk.aiter_events(raw)]
+    await client.close()
+    assert as_dicts(events) == expected(source_bytes("anthropic-messages", "sample"))
+
+
+@needs_anthropic
+def test_anthropic_sdk_connection_cut(server: _Server) -> None:
+    client = _anthropic(server, "cut", "sample")
+    with client.messages.with_streaming_response.create(
+        model="claude-sonnet-4-6", max_tokens=1024, messages=MESSAGES, stream=True
+    ) as raw:
+        events = list(sn_sdk.iter_events(raw))
+    error = assert_truncated(events)
+    assert error.message.content
+
+
+def test_sdk_adapter_rejects_objects_without_raw_bytes() -> None:
+    with pytest.raises(TypeError, match="raw bytes"):
+        sn_sdk.iter_events(object())
+    with pytest.raises(TypeError, match="raw bytes"):
+        sn_sdk.aiter_events(object())
+
+
+async def test_sdk_sync_adapter_rejects_an_async_response(server: _Server) -> None:
+    class AsyncRaw:
+        async def _gen(self) -> AsyncIterator[bytes]:
+            yield b""
+
+        def iter_bytes(self) -> AsyncIterator[bytes]:
+            return self._gen()
+
+    with pytest.raises(TypeError, match="aiter_events"):
+        sn_sdk.iter_events(AsyncRaw())
+
+
+# --------------------------------------------------------------------------
+
+
+def test_the_core_imports_no_client_library() -> None:
+    code = (
+        "import sys, streamnorm, streamnorm.cli, streamnorm.integrations, "
+        "streamnorm.integrations.httpx, streamnorm.integrations.aiohttp, "
+        "streamnorm.integrations.requests, streamnorm.integrations.sdk\n"
+        "loaded = {'httpx', 'aiohttp', 'requests', 'openai', 'anthropic', 'urllib3'}"
+        " & set(sys.modules)\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=30)
