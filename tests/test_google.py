@@ -652,12 +652,6 @@ def test_json_array_body_is_a_protocol_error() -> None:
     assert end.message.content == ()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="with an explicit api the normalizer reports a body without any SSE event as "
-    "truncated, not protocol (StreamNormalizer.flush only inspects the head when no "
-    "decoder is bound)",
-)
 def test_json_array_body_is_a_protocol_error_with_explicit_api() -> None:
     body = json.dumps([chunk({"text": "hi"}, finish="STOP")], indent=2).encode()
     end = final(body, API)

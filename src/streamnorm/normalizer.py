@@ -146,7 +146,7 @@ class StreamNormalizer:
             if pending is not None and not self.closed:
                 self._dispatch(pending, final=True)
         if not self.closed:
-            if self._decoder is not None:
+            if self._decoder is not None and self._payloads:
                 self._decoder.end_of_input()
             else:
                 self._not_a_stream()
