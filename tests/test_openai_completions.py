@@ -1248,3 +1248,23 @@ def test_truncation(path: Path) -> None:
         assert len(m.tool_calls) <= len(full.tool_calls)
         if m.response_id is not None:
             assert m.response_id == full.response_id
+
+
+def test_reasoning_details_signed_text_signs_the_block() -> None:
+    # Anthropic models behind OpenRouter: reasoning.text with a signature at the end.
+    first = {
+        "type": "reasoning.text",
+        "text": "Let me see",
+        "index": 0,
+        "format": "anthropic-claude-v1",
+    }
+    last = {"type": "reasoning.text", "text": "", "signature": "SIG", "index": 0}
+    data = sse(
+        chunk({"reasoning": "Let me see", "reasoning_details": [first]}),
+        chunk({"reasoning_details": [last]}),
+        chunk({"content": "Yes."}, finish="stop"),
+    )
+    block = terminal(run_bytes(data)).message.content[0]
+    assert isinstance(block, ThinkingBlock) and block.thinking == "Let me see"
+    assert block.signature is not None
+    assert json.loads(block.signature) == [{**first, "signature": "SIG"}]

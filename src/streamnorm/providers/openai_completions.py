@@ -14,6 +14,18 @@ its id, or the most recent call.
 Host quirks are data here, not branches: which field carries reasoning, where
 usage lives, which cache field is present. Every field is read defensively;
 unknown fields are ignored.
+
+Where providers.md leaves the shape open:
+
+* Groq ``executed_tools`` (server-side, so thinking, executed tools, text,
+  refusal, tool calls is the order within a chunk) become one
+  ``ProviderBlock(kind="executed_tools", data={"executed_tools": [...]})``.
+* OpenRouter ``reasoning_details`` sign the thinking block when an entry is
+  ``reasoning.encrypted`` or carries a non-empty ``signature`` (signed
+  ``reasoning.text`` from Anthropic models must be replayed too).
+* An error's ``metadata.raw`` / ``failed_generation`` is appended to its
+  message after a newline.
+* A tool-call entry with no id, no name and no arguments opens nothing.
 """
 
 from __future__ import annotations
