@@ -24,7 +24,7 @@ from streamnorm import (
     Usage,
 )
 
-from .support import fixture_id, fixture_paths, final, load, needs_fixtures, run_bytes
+from .support import final, fixture_id, fixture_paths, load, needs_fixtures, run_bytes
 
 API = "anthropic-messages"
 
@@ -78,14 +78,21 @@ def test_fixture_outcome(path) -> None:
     for block in end.content:
         if isinstance(block, ToolCallBlock) and path.name != "max-tokens-mid-tool-input.sse":
             assert block.error is None
-            assert block.arguments == (json.loads(block.raw_arguments) if block.raw_arguments else {})
+            assert block.arguments == (
+                json.loads(block.raw_arguments) if block.raw_arguments else {}
+            )
 
 
 @needs_fixtures
 def test_text_basic_exact() -> None:
     events = run_bytes(load(f"{API}/text-basic.sse"), API)
     assert events[0] == Start(API, "claude-sonnet-4-5-20250929", "msg_017A4s3HAsrqf5d2WvBmrpLr")
-    assert [e.delta for e in events if isinstance(e, TextDelta)] == ["-", " Captain", "\n- Sc", "oop"]
+    assert [e.delta for e in events if isinstance(e, TextDelta)] == [
+        "-",
+        " Captain",
+        "\n- Sc",
+        "oop",
+    ]
     done = events[-1]
     assert isinstance(done, Done)
     assert done.content == (TextBlock("- Captain\n- Scoop"),)
@@ -108,10 +115,16 @@ def test_thinking_signature() -> None:
     assert isinstance(done, Done)
     thinking, text = done.content
     assert isinstance(thinking, ThinkingBlock) and isinstance(text, TextBlock)
-    assert thinking.thinking.startswith("This is a straightforward question about pedestrian safety.")
+    assert thinking.thinking.startswith(
+        "This is a straightforward question about pedestrian safety."
+    )
     assert thinking.signature and len(thinking.signature) > 100
     sig_events = [e for e in events if isinstance(e, ThinkingDelta) and e.signature]
-    assert len(sig_events) == 1 and sig_events[0].delta == "" and sig_events[0].signature == thinking.signature
+    assert (
+        len(sig_events) == 1
+        and sig_events[0].delta == ""
+        and sig_events[0].signature == thinking.signature
+    )
     assert text.text.startswith("Here are the basic steps for safely crossing the street:")
     assert done.usage == Usage.of(input_tokens=43, output_tokens=282)
 
@@ -134,8 +147,12 @@ def test_parallel_tool_use() -> None:
     done = final(load(f"{API}/tool-use-parallel.sse"), API)
     assert isinstance(done, Done)
     assert done.content == (
-        ToolCallBlock("toolu_01CM7Nqnu3tF2UqzksSCxsqt", "plus", {"a": 1, "b": 2}, '{"a": 1, "b": 2}'),
-        ToolCallBlock("toolu_01MGZBHepZSnpCrVLDT34yxu", "minus", {"a": 2, "b": 1}, '{"a": 2, "b": 1}'),
+        ToolCallBlock(
+            "toolu_01CM7Nqnu3tF2UqzksSCxsqt", "plus", {"a": 1, "b": 2}, '{"a": 1, "b": 2}'
+        ),
+        ToolCallBlock(
+            "toolu_01MGZBHepZSnpCrVLDT34yxu", "minus", {"a": 2, "b": 1}, '{"a": 2, "b": 1}'
+        ),
     )
     # message_delta carries only output_tokens: input stays from message_start.
     assert done.usage == Usage.of(input_tokens=469, output_tokens=104)
@@ -166,7 +183,10 @@ def test_max_tokens_mid_tool_input() -> None:
     assert call.error == "incomplete"
     assert call.name == "make_file" and call.id == "toolu_01EKqbqmZrGRXy18eN7m9kvY"
     assert call.arguments["filename"] == "taxes.txt"
-    assert call.arguments["lines_of_text"][0] == "# COMPREHENSIVE TAX GUIDE FOR INDIVIDUALS WITH MULTIPLE W-2s"
+    assert (
+        call.arguments["lines_of_text"][0]
+        == "# COMPREHENSIVE TAX GUIDE FOR INDIVIDUALS WITH MULTIPLE W-2s"
+    )
     assert done.usage == Usage.of(input_tokens=450, output_tokens=124)
     ends = [e.index for e in events if isinstance(e, BlockEnd)]
     assert ends == [0, 1]
@@ -177,7 +197,9 @@ def test_cache_usage() -> None:
     read = final(load(f"{API}/prompt-cache-read-usage.sse"), API)
     write = final(load(f"{API}/prompt-cache-write-usage.sse"), API)
     assert read.message.usage == Usage.of(input_tokens=4, output_tokens=221, cache_read_tokens=1165)
-    assert write.message.usage == Usage.of(input_tokens=4, output_tokens=201, cache_write_tokens=1165)
+    assert write.message.usage == Usage.of(
+        input_tokens=4, output_tokens=201, cache_write_tokens=1165
+    )
     assert read.message.usage.total_tokens == 4 + 221 + 1165
 
 
@@ -208,7 +230,10 @@ def test_server_tools_and_citations() -> None:
     assert isinstance(first, ProviderBlock) and first.kind == "server_tool_use"
     assert first.data["input"] == {"query": "top world news today"}
     assert first.data["id"] == "srvtoolu_01NcU4XNwyxWK6a9tcJZ8wGY"
-    assert isinstance(done.content[1], ProviderBlock) and done.content[1].kind == "web_search_tool_result"
+    assert (
+        isinstance(done.content[1], ProviderBlock)
+        and done.content[1].kind == "web_search_tool_result"
+    )
     cited = [b for b in done.content if isinstance(b, TextBlock) and b.citations]
     assert cited, "citations_delta must land in TextBlock.citations"
     assert all(c["type"] == "web_search_result_location" for b in cited for c in b.citations)
@@ -235,7 +260,14 @@ def sse(*payloads: dict | str, named: bool = True) -> bytes:
     return "".join(out).encode()
 
 
-START = {"type": "message_start", "message": {"id": "msg_1", "model": "claude-x", "usage": {"input_tokens": 5, "output_tokens": 1}}}
+START = {
+    "type": "message_start",
+    "message": {
+        "id": "msg_1",
+        "model": "claude-x",
+        "usage": {"input_tokens": 5, "output_tokens": 1},
+    },
+}
 STOP = {"type": "message_stop"}
 
 
@@ -252,9 +284,15 @@ def stop(reason: str | None, **usage: int) -> dict:
 
 
 def test_without_event_lines_still_decodes() -> None:
-    body = sse(START, block(0, type="text", text=""), delta(0, type="text_delta", text="hi"),
-               {"type": "content_block_stop", "index": 0}, stop("end_turn", output_tokens=3), STOP,
-               named=False)
+    body = sse(
+        START,
+        block(0, type="text", text=""),
+        delta(0, type="text_delta", text="hi"),
+        {"type": "content_block_stop", "index": 0},
+        stop("end_turn", output_tokens=3),
+        STOP,
+        named=False,
+    )
     done = final(body, API)
     assert isinstance(done, Done) and done.content == (TextBlock("hi"),)
 
@@ -314,7 +352,9 @@ def test_invalid_tool_json_does_not_stop_the_stream() -> None:
     call = done.content[0]
     assert isinstance(call, ToolCallBlock) and call.error and call.error.startswith("invalid_json")
     assert done.content[1] == TextBlock("after")
-    assert any(isinstance(e, NormalizationError) and e.kind == "invalid_tool_arguments" for e in events)
+    assert any(
+        isinstance(e, NormalizationError) and e.kind == "invalid_tool_arguments" for e in events
+    )
 
 
 def test_signature_delta_replaces_and_thinking_without_signature_is_valid() -> None:
@@ -346,16 +386,24 @@ def test_signature_delta_replaces_and_thinking_without_signature_is_valid() -> N
 )
 def test_stop_reason_mapping(raw: str, reason: StopReason) -> None:
     done = final(sse(START, stop(raw), STOP), API)
-    assert isinstance(done, Done) and done.stop_reason is reason and done.message.raw_stop_reason == raw
+    assert (
+        isinstance(done, Done)
+        and done.stop_reason is reason
+        and done.message.raw_stop_reason == raw
+    )
 
 
 def test_unknown_and_missing_stop_reasons_never_raise() -> None:
     events = run_bytes(sse(START, stop("brand_new"), STOP), API)
     assert isinstance(events[-1], Done) and events[-1].stop_reason is StopReason.STOP
-    assert any(isinstance(e, NormalizationError) and e.kind == "unknown_stop_reason" for e in events)
+    assert any(
+        isinstance(e, NormalizationError) and e.kind == "unknown_stop_reason" for e in events
+    )
     events = run_bytes(sse(START, STOP), API)
     assert isinstance(events[-1], Done) and events[-1].stop_reason is StopReason.STOP
-    assert any(isinstance(e, NormalizationError) and e.kind == "missing_stop_reason" for e in events)
+    assert any(
+        isinstance(e, NormalizationError) and e.kind == "missing_stop_reason" for e in events
+    )
 
 
 def test_stop_reason_error_is_an_upstream_error() -> None:
@@ -367,9 +415,14 @@ def test_stop_reason_error_is_an_upstream_error() -> None:
 
 
 def test_error_event_mid_stream() -> None:
-    body = sse(START, block(0, type="text", text=""), delta(0, type="text_delta", text="part")) + (
-        b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'
-    ) + sse(STOP)
+    body = (
+        sse(START, block(0, type="text", text=""), delta(0, type="text_delta", text="part"))
+        + (
+            b"event: error\ndata: "
+            b'{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'
+        )
+        + sse(STOP)
+    )
     events = run_bytes(body, API)
     end = events[-1]
     assert isinstance(end, Error)
@@ -379,8 +432,12 @@ def test_error_event_mid_stream() -> None:
 
 
 def test_truncated_keeps_content_and_raw_stop() -> None:
-    body = sse(START, block(0, type="text", text=""), delta(0, type="text_delta", text="abc"),
-               stop("end_turn", output_tokens=9))
+    body = sse(
+        START,
+        block(0, type="text", text=""),
+        delta(0, type="text_delta", text="abc"),
+        stop("end_turn", output_tokens=9),
+    )
     end = final(body, API)
     assert isinstance(end, Error) and end.kind == "truncated"
     assert end.message.content == (TextBlock("abc"),)
@@ -418,7 +475,14 @@ def test_delta_for_unknown_block_and_duplicate_start() -> None:
 
 
 def test_ping_inside_blocks_is_ignored() -> None:
-    body = sse(START, block(0, type="text", text=""), {"type": "ping"},
-               delta(0, type="text_delta", text="x"), {"type": "ping"}, stop("end_turn"), STOP)
+    body = sse(
+        START,
+        block(0, type="text", text=""),
+        {"type": "ping"},
+        delta(0, type="text_delta", text="x"),
+        {"type": "ping"},
+        stop("end_turn"),
+        STOP,
+    )
     done = final(body, API)
     assert isinstance(done, Done) and done.content == (TextBlock("x"),)

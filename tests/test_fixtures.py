@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 from pathlib import Path
@@ -29,7 +30,16 @@ from streamnorm import (
     ToolCallDelta,
 )
 
-from .support import api_of, dicts, fixture_id, fixture_paths, needs_fixtures, run, split_every, terminal
+from .support import (
+    api_of,
+    dicts,
+    fixture_id,
+    fixture_paths,
+    needs_fixtures,
+    run,
+    split_every,
+    terminal,
+)
 
 ALL = fixture_paths()
 
@@ -82,7 +92,7 @@ def test_byte_at_a_time_is_identical(path: Path) -> None:
 def test_any_chunking_is_identical(path: Path, cuts: list[float]) -> None:
     data = path.read_bytes()
     points = sorted({int(c * len(data)) for c in cuts} | {0, len(data)})
-    chunks = [data[a:b] for a, b in zip(points, points[1:])]
+    chunks = [data[a:b] for a, b in itertools.pairwise(points)]
     assert dicts(run(chunks, api_of(path))) == _whole(path)
 
 
@@ -127,6 +137,6 @@ def test_truncation_at_random_offsets(path: Path) -> None:
         # ``*.done`` value replaced them).
         partial = end.message.content
         assert len(partial) <= len(full.message.content)
-        for i, (got, want) in enumerate(zip(partial, full.message.content)):
+        for i, (got, want) in enumerate(zip(partial, full.message.content, strict=False)):
             if isinstance(got, TextBlock) and isinstance(want, TextBlock):
                 assert want.text.startswith(got.text) or streamed.get(i, "").startswith(got.text)

@@ -129,9 +129,13 @@ class StreamNormalizer:
                 self._dispatch(event, final=False)
                 if self.closed:
                     break
-            self._fail_limit(exc.limit, f"an SSE line or event exceeded {exc.limit} ({exc.value} bytes)")
+            self._fail_limit(
+                exc.limit, f"an SSE line or event exceeded {exc.limit} ({exc.value} bytes)"
+            )
         if over and not self.closed:
-            self._fail_limit("max_stream_bytes", f"the stream exceeded max_stream_bytes ({limit} bytes)")
+            self._fail_limit(
+                "max_stream_bytes", f"the stream exceeded max_stream_bytes ({limit} bytes)"
+            )
         return self._drain()
 
     def flush(self) -> list[Event]:
@@ -201,7 +205,9 @@ class StreamNormalizer:
             payload = _json.loads(data, max_depth=self._max_json_depth)
         except _json.JSONDepthError:
             self._payloads += 1
-            self._fail_limit("max_json_depth", f"a payload nests deeper than {self._max_json_depth}")
+            self._fail_limit(
+                "max_json_depth", f"a payload nests deeper than {self._max_json_depth}"
+            )
             return
         except _json.JSONDecodeError as exc:
             if final:
@@ -219,7 +225,9 @@ class StreamNormalizer:
                     "protocol", f"the first payload is not a JSON object: {data[:200]!r}"
                 )
             else:
-                self._ensure_builder().diagnostic("invalid_json", "payload is not a JSON object", data)
+                self._ensure_builder().diagnostic(
+                    "invalid_json", "payload is not a JSON object", data
+                )
             return
         if self._decoder is None:
             api = detect_api(payload)
@@ -267,7 +275,9 @@ class StreamNormalizer:
     def _source_failed(self, exc: BaseException) -> list[Event]:
         """The byte source raised: end with ``Error(truncated)`` naming it."""
         self._flushed = True
-        self._ensure_builder().fail("truncated", f"the byte source failed: {type(exc).__name__}: {exc}")
+        self._ensure_builder().fail(
+            "truncated", f"the byte source failed: {type(exc).__name__}: {exc}"
+        )
         return self._drain()
 
     def _fail_limit(self, limit: str, reason: str) -> None:
@@ -337,5 +347,3 @@ async def anormalize(
         return
     for event in normalizer.flush():
         yield event
-
-

@@ -99,7 +99,9 @@ class AnthropicDecoder(Decoder):
         kind = as_str(block.get("type"))
         b = self.b
         if kind == "text":
-            b.open_text(key, text=as_str(block.get("text")), citations=as_list(block.get("citations")))
+            b.open_text(
+                key, text=as_str(block.get("text")), citations=as_list(block.get("citations"))
+            )
         elif kind == "thinking":
             b.open_thinking(
                 key, text=as_str(block.get("thinking")), signature=as_str(block.get("signature"))
