@@ -55,15 +55,23 @@ def outcome(name: str) -> tuple[list[Event], Done | Error]:
     return events, terminal(events)
 
 
-def wire(name: str) -> list[dict[str, Any]]:
-    """The fixture's JSON payloads, read independently of the library."""
-    text = fixture(name).decode()
+_LINE = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n|$)")
+
+
+def data_lines(data: bytes) -> list[tuple[int, bytes]]:
+    """(offset just past the JSON, JSON) of every ``data:`` line holding a
+    payload, read independently of the library (SSE line ends only)."""
     out = []
-    for block in re.split(r"\r?\n\r?\n", text):
-        for line in block.splitlines():
-            if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]"):
-                out.append(json.loads(line[5:]))
+    for m in _LINE.finditer(data):
+        line = m.group().rstrip(b"\r\n")
+        if line.startswith(b"data:") and line[5:].strip() not in (b"", b"[DONE]"):
+            out.append((m.start() + len(line.rstrip()), line[5:]))
     return out
+
+
+def wire(name: str) -> list[dict[str, Any]]:
+    """The fixture's JSON payloads."""
+    return [json.loads(payload) for _, payload in data_lines(fixture(name))]
 
 
 def wire_of(name: str, kind: str) -> list[dict[str, Any]]:
@@ -1171,15 +1179,10 @@ def test_chunk_invariance(path: Path) -> None:
 
 def _terminal_end(data: bytes) -> int:
     """Offset just past the JSON of the event that ends the stream."""
-    text = data.decode()
     ends = ("response.completed", "response.incomplete", "response.failed", "error")
-    offset = 0
-    for line in text.splitlines(keepends=True):
-        offset += len(line.encode())
-        if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]"):
-            payload = json.loads(line[5:])
-            if payload.get("type") in ends:
-                return offset - len(line.encode()) + len(line.rstrip("\r\n").encode())
+    for end, payload in data_lines(data):
+        if json.loads(payload).get("type") in ends:
+            return end
     raise AssertionError("no terminal event")
 
 

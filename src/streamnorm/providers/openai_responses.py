@@ -67,13 +67,12 @@ def to_usage(raw: dict[str, Any]) -> Usage:
 class _Item:
     """What the decoder remembers of one output item (keys, not content)."""
 
-    __slots__ = ("call_id", "done", "encrypted", "part_keys", "parts", "type")
+    __slots__ = ("done", "encrypted", "part_keys", "parts", "type")
 
     def __init__(self, kind: str) -> None:
         self.type = kind
         self.done = False
         self.encrypted = False  # the streamed ``output_item.done`` had encrypted_content
-        self.call_id = ""
         #: Blocks of a message item, in the order they opened.
         self.part_keys: list[Key] = []
         #: Reasoning parts seen, in order: (kind, index) → offset of the part's
@@ -173,7 +172,7 @@ class OpenAIResponsesDecoder(Decoder):
 
     def _output_index(self, payload: dict[str, Any], item: dict[str, Any] | None = None) -> Key:
         """The block key of an event's item: ``output_index``; for hosts that
-        omit it, the item id seen before (or a new position for a new item)."""
+        omit it, the output index seen with the same item id (or the id itself)."""
         index = _index(payload.get("output_index"))
         if index is not None:
             return index
@@ -219,7 +218,6 @@ class OpenAIResponsesDecoder(Decoder):
                 b.append_arguments(key, eager)
         else:
             call_id = as_str(item.get("call_id"))
-            state.call_id = call_id
             client_tool = kind in _CLIENT_TOOL_ITEMS
             if kind == "shell_call":
                 client_tool = call_id not in self._shell_outputs
