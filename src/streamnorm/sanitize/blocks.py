@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from enum import Enum
 from typing import Any, Literal
@@ -200,31 +200,53 @@ def _block(
 # Api-specific passes over the whole message
 
 
-def _responses_replay(
-    original: Sequence[ContentBlock], out: list[ContentBlock | None], target: Target
-) -> list[ContentBlock | None]:
-    """§6: encrypted reasoning only, each directly followed by a non-reasoning
-    block; blocks that followed a dropped reasoning item lose their item id."""
-    out = [
-        None if isinstance(b, ThinkingBlock) and not replayable_reasoning(b.signature) else b
-        for b in out
-    ]
+def _encrypted_reasoning_only(out: list[ContentBlock | None]) -> None:
+    """§6.1: without ``encrypted_content`` a reasoning item cannot be replayed."""
+    for i, b in enumerate(out):
+        if isinstance(b, ThinkingBlock) and not replayable_reasoning(b.signature):
+            out[i] = None
+
+
+def _reasoning_followed_by_an_item(out: list[ContentBlock | None]) -> None:
+    """§6.2: trailing and consecutive reasoning items are rejected."""
     alive = [i for i, b in enumerate(out) if b is not None]
     for pos, i in enumerate(alive):
-        nxt = out[alive[pos + 1]] if pos + 1 < len(alive) else None
-        if isinstance(out[i], ThinkingBlock) and (nxt is None or isinstance(nxt, ThinkingBlock)):
+        follower = out[alive[pos + 1]] if pos + 1 < len(alive) else None
+        if isinstance(out[i], ThinkingBlock) and not _is_item(follower):
             out[i] = None
-    dropped_reasoning = False
+
+
+def _is_item(block: ContentBlock | None) -> bool:
+    """A block that can follow a reasoning item: anything but reasoning."""
+    return block is not None and not isinstance(block, ThinkingBlock)
+
+
+def _item_ids_without_their_reasoning(
+    original: Sequence[ContentBlock], out: list[ContentBlock | None], target: Target
+) -> None:
+    """§6.3: blocks that followed a dropped reasoning item (up to the next
+    reasoning block) lose their item id and are replayed by ``call_id``."""
+    after_dropped = False
     for i, orig in enumerate(original):
-        if isinstance(orig, ThinkingBlock):
-            dropped_reasoning = out[i] is None
-            continue
         b = out[i]
-        if dropped_reasoning and isinstance(b, (TextBlock, ToolCallBlock)):
+        if isinstance(orig, ThinkingBlock):
+            after_dropped = b is None
+        elif after_dropped and isinstance(b, (TextBlock, ToolCallBlock)):
             signature = _without_item_id(b.signature)
             if signature != b.signature:
                 b = replace(b, signature=signature)
             out[i] = None if _is_blank_text(b, target) else b
+
+
+def _responses_replay(
+    original: Sequence[ContentBlock], out: list[ContentBlock | None], target: Target
+) -> list[ContentBlock | None]:
+    """§6: Responses reasoning is replayed only with encrypted content, right
+    before the item it preceded; items that lost their reasoning lose their id."""
+    out = list(out)
+    _encrypted_reasoning_only(out)
+    _reasoning_followed_by_an_item(out)
+    _item_ids_without_their_reasoning(original, out, target)
     return out
 
 
@@ -238,17 +260,34 @@ def _gemini3_sentinel(out: list[ContentBlock | None]) -> list[ContentBlock | Non
     ]
 
 
+#: Same-issuer signature checks that run before the survival rules, per target api.
+SIGNATURE_CHECKS: dict[str, Callable[[ContentBlock], ContentBlock]] = {
+    "google-generative-ai": _with_gemini_signature_checked,
+}
+
+ReplayPass = Callable[
+    [Sequence[ContentBlock], list[ContentBlock | None], Target], list[ContentBlock | None]
+]
+
+#: Passes over a same-issuer message after the survival rules, per target api.
+REPLAY_PASSES: dict[str, ReplayPass] = {
+    "openai-responses": _responses_replay,
+}
+
+
 def sanitize_content(
     message: AssistantMessage, target: Target, foreign: ForeignThinking
 ) -> tuple[ContentBlock, ...]:
     """The content of ``message`` as ``target`` may receive it (ids untouched)."""
     same = same_issuer(message, target)
     original = [clean_block(b) for b in message.content if isinstance(b, _CONTENT_TYPES)]
-    if same and target.api == "google-generative-ai":
-        original = [_with_gemini_signature_checked(b) for b in original]
+    check = SIGNATURE_CHECKS.get(target.api) if same else None
+    if check is not None:
+        original = [check(b) for b in original]
     out = [_block(b, message, same, target, foreign) for b in original]
-    if same and target.api == "openai-responses":
-        out = _responses_replay(original, out, target)
+    replay = REPLAY_PASSES.get(target.api) if same else None
+    if replay is not None:
+        out = replay(original, out, target)
     if (target.gemini_major or 0) >= 3:
         out = _gemini3_sentinel(out)
     kept = tuple(b for b in out if b is not None)
