@@ -1,0 +1,253 @@
+"""``<tool_call>…</tool_call>`` blocks: Hermes/Qwen JSON, Qwen3-Coder XML, GLM.
+
+These dialects share the block markers and differ in the body:
+
+* ``hermes`` — a JSON call object (or several, or a JSON list of them),
+  optionally fenced with ```` ```json ````; an XML body is accepted too;
+* ``qwen3_coder`` — ``<function=NAME><parameter=KEY>…`` XML, several
+  functions per block; a JSON body is accepted too;
+* ``glm45`` / ``glm47`` — ``NAME`` then ``<arg_key>``/``<arg_value>`` pairs.
+
+The opener counts only when the body start confirms it (``{``, ``[``,
+```` ``` ````, ``<function=``, or for GLM a name followed by ``<arg_key>`` or
+the close), so prose that mentions ``<tool_call>`` stays text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .base import ParserOptions, ToolCallParser, register
+from .calls import SectionContext
+from .engine import InlineParser, Opener
+from .jsonargs import DONE, STOPPED, CallObject
+from .scanner import MAX_WS, MORE, NONE, MarkerSet, body_starts, expect_after_ws
+from .xmlargs import GLM, QWEN, XmlGrammar, XmlReader
+
+__all__ = ["TagBlock", "TagDialect"]
+
+_FENCE = re.compile(r"```[A-Za-z]*")
+
+
+@dataclass(frozen=True, slots=True)
+class TagDialect:
+    """Block markers and the bodies a block may hold."""
+
+    open: str
+    close: str
+    json: bool
+    xml: XmlGrammar | None
+
+
+_BODY, _NEXT, _OBJ, _XML, _JUNK = range(5)
+
+
+class TagBlock:
+    """Section for one block: JSON call objects or XML functions up to the close.
+
+    Junk inside a block (text that is neither a call nor whitespace) is
+    reported with its raw text; a block that yields no call at all is
+    ``malformed_tool_call`` with the whole block as ``raw``.
+    """
+
+    __slots__ = ("_closeset", "_ctx", "_d", "_junk", "_made", "_obj", "_state", "_xml")
+
+    def __init__(self, ctx: SectionContext, dialect: TagDialect) -> None:
+        self._ctx = ctx
+        self._d = dialect
+        self._closeset = MarkerSet((dialect.close,))
+        self._state = _BODY
+        self._obj: CallObject | None = None
+        self._xml: XmlReader | None = None
+        self._junk: list[str] = []
+        self._made = 0  # calls completed in this block
+
+    def feed(self) -> bool:
+        cur, d = self._ctx.cur, self._d
+        while True:
+            st = self._state
+            if st == _OBJ:
+                assert self._obj is not None
+                r = self._obj.feed(cur)
+                if r == MORE:
+                    return False
+                obj, self._obj = self._obj, None
+                if r == DONE and obj.call is not None:
+                    self._made += 1
+                    cur.start_log()
+                    self._state = _NEXT
+                else:
+                    self._abandon(obj.call, obj.args_done and r != STOPPED)
+                continue
+            if st == _XML:
+                assert self._xml is not None
+                r = self._xml.feed(cur)
+                if r == MORE:
+                    return False
+                if r == DONE:
+                    return True
+                self._abandon(self._xml.call, False)
+                continue
+            if st == _JUNK:
+                return self._junk_until_close()
+            cur.take_ws()
+            buf, i = cur.buf, cur.pos
+            if i >= len(buf):
+                return False
+            if d.json:
+                fence = _FENCE.match(buf, i)
+                if fence is not None:
+                    if fence.end() == len(buf) and not cur.final:
+                        return False  # the language tag may go on
+                    cur.take(fence.end())
+                    continue
+                if len(buf) - i < 3 and "```".startswith(buf[i:]) and not cur.final:
+                    return False
+                c = buf[i]
+                if c == "{":
+                    self._obj = CallObject(self._ctx.calls, self._closeset)
+                    self._state = _OBJ
+                    continue
+                if c in "[,]":
+                    cur.take(i + 1)  # list framing between call objects
+                    self._state = _NEXT
+                    continue
+            hit = self._closeset.at(buf, i, cur.final)
+            if hit == MORE:
+                return False
+            if hit != NONE:
+                cur.take(i + len(d.close))
+                if self._made == 0:
+                    self._ctx.calls.malformed(
+                        "malformed_tool_call", "the block holds no call", cur.raw(), self._ctx.prose
+                    )
+                return True
+            if d.xml is not None and st == _BODY:
+                g = d.xml
+                if g.func_open is None or buf.startswith(g.func_open, i):
+                    self._xml = XmlReader(self._ctx.calls, g)
+                    self._state = _XML
+                    continue
+                if (
+                    not cur.final
+                    and len(buf) - i < len(g.func_open)
+                    and g.func_open.startswith(buf[i:])
+                ):
+                    return False
+            self._state = _JUNK
+
+    def _abandon(self, call: int | None, args_complete: bool) -> None:
+        """The body broke off: close an open call and look for the block close."""
+        if call is not None:
+            self._made += 1
+            self._ctx.calls.close(call, None if args_complete else "incomplete")
+            if not args_complete:
+                self._ctx.calls.error(
+                    "malformed_tool_call",
+                    "the call's arguments were not complete where its markup broke off",
+                    self._ctx.cur.raw(),
+                )
+            self._ctx.cur.start_log()
+        self._state = _JUNK
+
+    def _junk_until_close(self) -> bool:
+        cur = self._ctx.cur
+        i, marker = self._closeset.find(cur.buf, cur.pos, cur.final)
+        self._junk.append(cur.take(i))
+        if marker is None:
+            return False
+        junk = "".join(self._junk)
+        self._junk.clear()
+        cur.take(i + len(marker))
+        if self._made == 0:
+            self._ctx.calls.malformed(
+                "malformed_tool_call",
+                "the block holds no readable call",
+                cur.raw(),
+                self._ctx.prose,
+            )
+        elif junk.strip():
+            self._ctx.calls.error(
+                "malformed_tool_call", "unexpected text inside the call block", junk
+            )
+        return True
+
+    def finish(self) -> None:
+        calls, cur, prose = self._ctx.calls, self._ctx.cur, self._ctx.prose
+        raw = cur.raw()  # since the opener, or since the last complete call
+        obj, xml = self._obj, self._xml
+        made = self._made + (xml.completed if xml is not None else 0)
+        if obj is not None and obj.call is not None:
+            calls.cut(obj.call, obj.args_done, raw, prose)
+        elif xml is not None and xml.call is not None:
+            if xml.between_params:
+                xml.close_open_function()
+            calls.cut(xml.call, xml.between_params, raw, prose)
+        elif made == 0:
+            calls.cut(None, False, raw, prose)
+        elif raw.strip():
+            calls.error("unclosed_tool_call", "the input ended inside the call block", raw)
+        else:
+            calls.error("missing_close_marker", f"the input ended before {self._d.close}", "")
+
+
+# --------------------------------------------------------------------------
+# Confirmation rules and registration
+
+_GLM_NAME = re.compile(rf"\s{{0,{MAX_WS}}}[^\s<>{{}}\[\]\"]{{1,128}}")
+
+
+def _glm_confirm(buf: str, i: int, final: bool) -> bool | None:
+    """A GLM body: a name, then (after whitespace) ``<arg_key>`` or the close."""
+    m = _GLM_NAME.match(buf, i)
+    if m is None:
+        k, _ = expect_after_ws(buf, i, final, ("{", "["))
+        return None if k == MORE else k >= 0
+    if m.end() == len(buf) and not final:
+        return None
+    k, _ = expect_after_ws(buf, m.end(), final, ("<arg_key>", "</tool_call>"))
+    return None if k == MORE else k >= 0
+
+
+def _tag_parser(
+    dialect: TagDialect, confirm: Callable[[str, int, bool], bool | None]
+) -> Callable[[ParserOptions], ToolCallParser]:
+    def make(options: ParserOptions) -> ToolCallParser:
+        opener = Opener(dialect.open, lambda ctx, _m: TagBlock(ctx, dialect), confirm)
+        return InlineParser(options, (opener,))
+
+    return make
+
+
+_HERMES = TagDialect("<tool_call>", "</tool_call>", json=True, xml=QWEN)
+_GLM = TagDialect("<tool_call>", "</tool_call>", json=True, xml=GLM)
+_JSON_OR_XML = body_starts("{", "[", "```", "<function=")
+
+register(
+    "hermes",
+    _tag_parser(_HERMES, _JSON_OR_XML),
+    aliases=("qwen", "qwen2.5", "qwen3", "granite4", "hermes2_pro"),
+    reasoning="think",
+)
+register(
+    "qwen3_coder",
+    _tag_parser(_HERMES, _JSON_OR_XML),
+    aliases=("qwen3_xml", "qwen3.5"),
+    reasoning="think",
+    calls_in_reasoning="extract",
+)
+register(
+    "glm45",
+    _tag_parser(_GLM, _glm_confirm),
+    aliases=("glm4_moe", "glm46"),
+    reasoning="think",
+    calls_in_reasoning="extract",
+)
+register(
+    "glm47",
+    _tag_parser(_GLM, _glm_confirm),
+    reasoning="think",
+    calls_in_reasoning="extract",
+)
