@@ -189,9 +189,7 @@ ROWS: list[Row] = [
     Row(
         "provider block",
         lambda s: (ProviderBlock(s.api, "server_tool_use", {"id": "srv_1", "name": "web"}), DONE),
-        lambda c, x: (
-            x if (c.api, c.provider) == (c.source.api, c.source.provider) else (DONE,)
-        ),
+        lambda c, x: x if (c.api, c.provider) == (c.source.api, c.source.provider) else (DONE,),
     ),
 ]
 
