@@ -32,6 +32,7 @@ from .messages import (
 )
 from .normalizer import StreamNormalizer, anormalize, normalize
 from .partial_json import parse_partial_json
+from .sanitize import sanitize_messages_for_target, validate_history_for_target
 
 __all__ = [
     "APIS",
@@ -65,4 +66,6 @@ __all__ = [
     "normalize",
     "parse_partial_json",
     "resolve_api",
+    "sanitize_messages_for_target",
+    "validate_history_for_target",
 ]
