@@ -908,20 +908,31 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         text.extend(render_row(label, cells, mark, mark_len))
     text.append("")
     failed = [c.api for c in cols if not isinstance(c.terminal, Done)]
+
+    def paragraph(mark: str, plain_mark: str, body: str, style: Any = None) -> None:
+        lines = textwrap.wrap(f"{plain_mark} {body}" if plain_mark else body, width)
+        for i, row in enumerate(lines):
+            if i == 0 and plain_mark:
+                row = mark + row[len(plain_mark) :]
+            text.append(style(row) if style else row)
+
     if failed:
-        text.append(s.red(f"{g.differs} did not complete: {', '.join(failed)}"))
+        paragraph(s.red(g.differs), g.differs, f"did not complete: {', '.join(failed)}")
     if mismatches:
-        text.append(s.red(f"{g.differs} these rows differ across apis: {', '.join(mismatches)}"))
+        paragraph(s.red(g.differs), g.differs, f"these rows differ: {', '.join(mismatches)}")
     if not failed and not mismatches:
         agreed = [r[0] for r in rows if r[2]]
-        text.append(
-            s.green(g.same) + f" {', '.join(agreed)}: identical across all {len(cols)} wire APIs."
+        paragraph(
+            s.green(g.same),
+            g.same,
+            f"{', '.join(agreed)}: identical across all {len(cols)} wire APIs.",
         )
-        text.append(
-            s.dim(
-                "Ids, signatures, models and raw stop reasons stay provider-specific: "
-                "they are what a replay to the same provider needs."
-            )
+        paragraph(
+            "",
+            "",
+            "Ids, signatures, models and raw stop reasons stay provider-specific: they are "
+            "what a replay to the same provider needs.",
+            s.dim,
         )
     out.write("\n".join(text) + "\n")
     out.flush()
