@@ -23,7 +23,6 @@ Errors are one line on stderr, ``streamnorm: error: …``, never a traceback.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import random
@@ -34,7 +33,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any, NoReturn
+from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 import orjson
 
@@ -63,6 +62,9 @@ from .messages import (
     Usage,
 )
 from .normalizer import normalize
+
+if TYPE_CHECKING:
+    from .inline import ToolCallParser
 
 __all__ = [
     "EXIT_CHUNKING",
@@ -324,29 +326,20 @@ def _positive(value: str) -> int:
     return number
 
 
-def _make_tool_parser(name: str) -> Any:
-    """``get_parser(name)`` from :mod:`streamnorm.inline`, as a usage error
-    when the name is unknown."""
+def _make_tool_parser(name: str) -> ToolCallParser:
+    """``get_parser(name)``; an unknown name is a usage error listing the names."""
+    from .inline import get_parser
+
     try:
-        inline = importlib.import_module(f"{__package__}.inline")
-    except ImportError as exc:
-        raise CLIError(
-            f"--tool-parser: inline tool-call parsing is not available ({exc})"
-        ) from None
-    try:
-        return inline.get_parser(name)
-    except (ValueError, KeyError, LookupError) as exc:
+        return get_parser(name)
+    except (ValueError, LookupError) as exc:
         detail = exc.args[0] if exc.args and isinstance(exc.args[0], str) else str(exc)
         raise CLIError(f"--tool-parser: {detail}") from None
 
 
-def _wrap_tool_parser(events: Iterable[Event], parser: Any) -> Iterator[Event]:
-    inline = importlib.import_module(f"{__package__}.inline")
-    wrapped: Iterable[Event] = inline.NormalizingStream(events, parser)
-    return iter(wrapped)
-
-
-def _event_stream(source: _Source, args: argparse.Namespace, tool_parser: Any) -> Iterator[Event]:
+def _event_stream(
+    source: _Source, args: argparse.Namespace, tool_parser: ToolCallParser | None
+) -> Iterator[Event]:
     events: Iterator[Event] = normalize(
         source.chunks(getattr(args, "chunk_size", READ_SIZE)),
         args.api,
@@ -355,7 +348,9 @@ def _event_stream(source: _Source, args: argparse.Namespace, tool_parser: Any) -
         choice=args.choice,
     )
     if tool_parser is not None:
-        events = _wrap_tool_parser(events, tool_parser)
+        from .inline import NormalizingStream
+
+        events = iter(NormalizingStream(events, tool_parser))
     return events
 
 
