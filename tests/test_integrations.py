@@ -18,6 +18,7 @@ No client library is mocked. Every client has a timeout of at most 2 s.
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import socket
@@ -760,3 +761,110 @@ def test_the_core_imports_no_client_library() -> None:
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=30)
+
+
+# --------------------------------------------------------------------------
+# Already-parsed chunks (SDK stream objects, LiteLLM chunks, dicts)
+
+
+def view(events: list[Event]) -> tuple[Any, ...]:
+    """What a consumer reads: text, thinking, calls, stop reason, usage."""
+    end = events[-1]
+    assert isinstance(end, (Done, Error))
+    m = end.message
+    thinking = [b.thinking for b in m.content if hasattr(b, "thinking")]
+    calls = [(c.name, dict(c.arguments), c.error) for c in m.tool_calls]
+    return (type(end).__name__, m.api, m.text, thinking, calls, m.stop_reason, m.usage)
+
+
+@needs_openai
+@pytest.mark.parametrize("which", _names())
+def test_chunk_events_from_openai_chat_chunk_objects(server: _Server, which: str) -> None:
+    api = "openai-completions"
+    name = _file(api, which)
+    client = _openai(server, "chunked", api, name)
+    with client.chat.completions.create(model="gpt-4o", messages=MESSAGES, stream=True) as stream:
+        chunks = list(stream)
+    events = list(sn_sdk.iter_chunk_events(chunks))
+    reference = list(normalize([source_bytes(api, name)]))
+    assert view(events) == view(reference)
+    assert events[-1] == reference[-1]  # the whole final message, signatures included
+
+
+@needs_openai
+def test_chunk_events_from_openai_responses_event_objects(server: _Server) -> None:
+    api = "openai-responses"
+    client = _openai(server, "chunked", api, "sample")
+    with client.responses.create(model="gpt-5", input="hi", stream=True) as stream:
+        chunks = list(stream)
+    events = list(sn_sdk.iter_chunk_events(chunks))
+    assert view(events) == view(list(normalize([source_bytes(api, "sample")])))
+
+
+@needs_anthropic
+def test_chunk_events_from_anthropic_event_objects(server: _Server) -> None:
+    client = _anthropic(server, "chunked", "sample")
+    with client.messages.create(
+        model="claude-sonnet-4-6", max_tokens=1024, messages=MESSAGES, stream=True
+    ) as stream:
+        chunks = list(stream)
+    events = list(sn_sdk.iter_chunk_events(chunks))
+    reference = list(normalize([source_bytes("anthropic-messages", "sample")]))
+    assert view(events) == view(reference)
+
+
+@needs_openai
+async def test_async_chunk_events(server: _Server) -> None:
+    api = "openai-completions"
+    client = openai.AsyncOpenAI(
+        base_url=server.url("chunked", api, "sample"),
+        api_key="sk-local",
+        max_retries=0,
+        timeout=TIMEOUT,
+    )
+    stream = await client.chat.completions.create(model="m", messages=MESSAGES, stream=True)
+    events = [e async for e in sn_sdk.aiter_chunk_events(stream)]
+    await client.close()
+    assert view(events) == view(list(normalize([source_bytes(api, "sample")])))
+
+
+def _data_lines(data: bytes) -> list[str]:
+    lines = data.decode().replace("\r\n", "\n").split("\n")
+    return [ln[6:] for ln in lines if ln.startswith("data: ") and ln != "data: [DONE]"]
+
+
+@pytest.mark.parametrize("api", list(STREAMS))
+def test_chunk_events_from_dicts_and_json_text(api: str) -> None:
+    data = source_bytes(api, "sample")
+    reference = view(list(normalize([data])))
+    texts = _data_lines(data)
+    dicts_ = [json.loads(t) for t in texts]
+    assert view(list(sn_sdk.iter_chunk_events(dicts_))) == reference
+    assert view(list(sn_sdk.iter_chunk_events(texts, api=api))) == reference
+    pretty = [json.dumps(d, indent=2) for d in dicts_]  # raw newlines between tokens
+    assert view(list(sn_sdk.iter_chunk_events(pretty))) == reference
+
+
+def test_chunk_events_judge_the_end_by_finish_reason() -> None:
+    dicts_ = [json.loads(t) for t in _data_lines(source_bytes("openai-completions", "sample"))]
+    finish = next(
+        i for i, d in enumerate(dicts_) if d["choices"] and d["choices"][0]["finish_reason"]
+    )
+    cut = list(sn_sdk.iter_chunk_events(dicts_[:finish]))
+    assert_truncated(cut)
+    cut_marked = list(sn_sdk.iter_chunk_events(dicts_[:finish], done_marker=True))
+    assert isinstance(cut_marked[-1], Done)
+    assert any(getattr(e, "kind", None) == "missing_stop_reason" for e in cut_marked)
+
+
+def test_chunk_events_from_a_failing_iterator() -> None:
+    dicts_ = [json.loads(t) for t in _data_lines(source_bytes("anthropic-messages", "sample"))]
+
+    def chunks() -> Iterator[dict[str, Any]]:
+        yield from dicts_[:5]
+        raise ConnectionResetError("peer went away")
+
+    events = list(sn_sdk.iter_chunk_events(chunks()))
+    assert_truncated(events, "peer went away")
+    with pytest.raises(TypeError, match="cannot serialize"):
+        list(sn_sdk.iter_chunk_events([object()], raise_source_errors=True))

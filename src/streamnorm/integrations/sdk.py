@@ -23,17 +23,24 @@ Accepted objects, tried in this order: anything with ``iter_bytes()`` (the
 ``http_response`` (``with_raw_response``), and the SDKs' ``Stream`` /
 ``AsyncStream`` objects (their ``response``) as long as nobody has iterated
 them yet. The SDKs are not imported here: any object of those shapes works.
+
+When all you have is already-parsed chunk objects — an SDK ``Stream`` someone
+iterates elsewhere, LiteLLM's ``ModelResponseStream`` chunks, dicts —
+``iter_chunk_events`` / ``aiter_chunk_events`` serialize each one back into an
+SSE event and normalize that. It is a bridge: whatever the parsing library
+dropped or renamed cannot come back, so prefer the raw bytes when you can.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any
 
 from ..events import Event
 from ..normalizer import anormalize, normalize
 
-__all__ = ["aiter_events", "iter_events"]
+__all__ = ["aiter_chunk_events", "aiter_events", "iter_chunk_events", "iter_events"]
 
 
 def _sync_bytes(raw: Any) -> Iterable[bytes]:
@@ -96,3 +103,81 @@ def aiter_events(
     """Canonical events of an SDK raw streaming response (async client)."""
     chunks = _async_bytes(raw_response)
     return anormalize(chunks, api, raise_source_errors=raise_source_errors, **options)
+
+
+def _chunk_to_sse(chunk: Any) -> bytes:
+    """One parsed chunk (pydantic model, dict, or JSON text) as an SSE event."""
+    if isinstance(chunk, (bytes, bytearray)):
+        text = bytes(chunk).decode("utf-8")
+    elif isinstance(chunk, str):
+        text = chunk
+    elif isinstance(chunk, dict):
+        text = json.dumps(chunk, ensure_ascii=False, separators=(",", ":"))
+    elif callable(getattr(chunk, "model_dump", None)):
+        data = chunk.model_dump(mode="json", by_alias=True, warnings=False)
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    elif callable(getattr(chunk, "to_dict", None)):
+        text = json.dumps(chunk.to_dict(), ensure_ascii=False, separators=(",", ":"))
+    else:
+        raise TypeError(f"cannot serialize a {type(chunk).__name__} chunk as JSON")
+    return b"data: " + text.replace("\r", " ").replace("\n", " ").encode("utf-8") + b"\n\n"
+
+
+def _sse_from_chunks(chunks: Iterable[Any], done_marker: bool) -> Iterator[bytes]:
+    for chunk in chunks:
+        yield _chunk_to_sse(chunk)
+    if done_marker:
+        yield b"data: [DONE]\n\n"
+
+
+async def _asse_from_chunks(chunks: AsyncIterable[Any], done_marker: bool) -> AsyncIterator[bytes]:
+    async for chunk in chunks:
+        yield _chunk_to_sse(chunk)
+    if done_marker:
+        yield b"data: [DONE]\n\n"
+
+
+def iter_chunk_events(
+    chunks: Iterable[Any],
+    api: str = "auto",
+    *,
+    done_marker: bool = False,
+    raise_source_errors: bool = False,
+    **options: Any,
+) -> Iterator[Event]:
+    """Canonical events from already-parsed stream chunks.
+
+    Each chunk (a pydantic model such as ``ChatCompletionChunk`` or LiteLLM's
+    ``ModelResponseStream``, a dict, or JSON text) becomes one SSE event.
+
+    Parsing libraries swallow the Chat Completions ``data: [DONE]`` and some
+    end their iteration quietly when the connection drops, so the stream's
+    end is judged by its ``finish_reason``: a stream that ends after one is
+    ``Done``, one that ends without is ``Error(kind="truncated")``. Pass
+    ``done_marker=True`` to append ``[DONE]`` for hosts that never send a
+    ``finish_reason`` (then the end is trusted, with a
+    ``missing_stop_reason`` diagnostic).
+    """
+    return normalize(
+        _sse_from_chunks(chunks, done_marker),
+        api,
+        raise_source_errors=raise_source_errors,
+        **options,
+    )
+
+
+def aiter_chunk_events(
+    chunks: AsyncIterable[Any],
+    api: str = "auto",
+    *,
+    done_marker: bool = False,
+    raise_source_errors: bool = False,
+    **options: Any,
+) -> AsyncIterator[Event]:
+    """Async twin of :func:`iter_chunk_events`."""
+    return anormalize(
+        _asse_from_chunks(chunks, done_marker),
+        api,
+        raise_source_errors=raise_source_errors,
+        **options,
+    )
