@@ -8,6 +8,7 @@ a time and under random re-splitting, and compare with these goldens.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -218,6 +219,326 @@ SAMPLES: list[Sample] = [
         "</tool_call>",
         text="",
         calls=(("f", '{"a": 1}', None),),
+    ),
+]
+
+QWEN_FILE = (
+    's = "</parameter>"\n'
+    't = "</function>"  # a closer in code\n'
+    'u = "</tool_call>"\n'
+    'doc = """\n<parameter=x>1</parameter>\n</function>\nnot the end\n"""\n'
+    "print(s, t, u, '日本')\n"
+)
+QWEN_RESIDUE = ("<tool_call", "tool_call>", "<function", "<parameter", "</parameter")
+
+SAMPLES += [
+    # ----------------------------------------------------------- qwen3_coder
+    Sample(
+        "qwen3coder-write-file-literal-closers",
+        "qwen3_coder",
+        "I'll create the file.\n<tool_call>\n<function=write_file>\n<parameter=path>\n"
+        "tpl/gen.py\n</parameter>\n<parameter=content>\n" + QWEN_FILE + "</parameter>\n"
+        "</function>\n</tool_call>\nDone — the file is written.",
+        text="I'll create the file.\n\nDone — the file is written.",
+        calls=(
+            (
+                "write_file",
+                '{"path": "tpl/gen.py", "content": '
+                + json.dumps(QWEN_FILE[:-1], ensure_ascii=False)
+                + "}",
+                None,
+            ),
+        ),
+        options={"tools": WEATHER_TOOLS},
+        residue=QWEN_RESIDUE,
+    ),
+    Sample(
+        "qwen3coder-two-functions-typed",
+        "qwen3_coder",
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nSão Paulo\n</parameter>\n"
+        "<parameter=days>\n3\n</parameter>\n<parameter=metric>\nTrue\n</parameter>\n"
+        "</function>\n<function=get_time>\n</function>\n</tool_call>",
+        text="",
+        calls=(
+            ("get_weather", '{"city": "São Paulo", "days": 3, "metric": true}', None),
+            ("get_time", "{}", None),
+        ),
+        errors=("unknown_tool",),
+        options={"tools": WEATHER_TOOLS},
+        residue=QWEN_RESIDUE,
+    ),
+    Sample(
+        "qwen3coder-no-schema-conversion",
+        "qwen3_coder",
+        "<tool_call>\n<function=f>\n<parameter=n>\n-12.5\n</parameter>\n<parameter=obj>\n"
+        '{"a": [1, true]}\n</parameter>\n<parameter=s>\n123 Main St\n</parameter>\n'
+        "<parameter=multi>\n\nline one\n  line two\n\n</parameter>\n</function>\n</tool_call>",
+        text="",
+        calls=(
+            (
+                "f",
+                '{"n": -12.5, "obj": {"a": [1, true]}, "s": "123 Main St", '
+                '"multi": "\\nline one\\n  line two\\n"}',
+                None,
+            ),
+        ),
+        residue=QWEN_RESIDUE,
+    ),
+    Sample(
+        "qwen3coder-implicit-close-and-bad-value",
+        "qwen3_coder",
+        "Checking.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n"
+        "<parameter=days>\nthree\n</parameter>\n</function>\n</tool_call>",
+        text="Checking.\n",
+        calls=(("get_weather", '{"city": "Paris", "days": "three"}', None),),
+        errors=("invalid_parameter_value",),
+        options={"tools": WEATHER_TOOLS},
+        residue=QWEN_RESIDUE,
+    ),
+    Sample(
+        "qwen3coder-call-inside-reasoning",
+        "qwen3_coder",
+        "<think>\nThe user wants a file. Writing it now.\n<tool_call>\n<function=write_file>\n"
+        "<parameter=path>\na.txt\n</parameter>\n<parameter=content>\nhi\n</parameter>\n"
+        "</function>\n</tool_call>",
+        reasoning="\nThe user wants a file. Writing it now.\n",
+        text="",
+        calls=(("write_file", '{"path": "a.txt", "content": "hi"}', None),),
+        options={"tools": WEATHER_TOOLS},
+        residue=QWEN_RESIDUE,
+    ),
+    Sample(
+        "qwen3coder-marker-in-prose",
+        "qwen3_coder",
+        "Qwen3-Coder wraps calls in <tool_call> and <function=name> tags; "
+        "a <parameter=x> holds a value.",
+        text="Qwen3-Coder wraps calls in <tool_call> and <function=name> tags; "
+        "a <parameter=x> holds a value.",
+    ),
+    # ------------------------------------------------------------------ glm45
+    Sample(
+        "glm45-text-and-calls",
+        "glm45",
+        "Checking both.\n<tool_call>get_weather\n<arg_key>city</arg_key>\n"
+        "<arg_value>北京</arg_value>\n<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n"
+        "</tool_call>\n<tool_call>get_time\n</tool_call>\nBack soon.",
+        text="Checking both.\n\nBack soon.",
+        calls=(("get_weather", '{"city": "北京", "days": 3}', None), ("get_time", "{}", None)),
+        residue=("<tool_call", "arg_key", "arg_value"),
+    ),
+    Sample(
+        "glm47-no-newlines",
+        "glm47",
+        "<think>Weather first.</think><tool_call>get_weather<arg_key>city</arg_key>"
+        "<arg_value>Paris</arg_value><arg_key>note</arg_key><arg_value>a</arg_value> b"
+        "</arg_value></tool_call><tool_call>get_time</tool_call>",
+        reasoning="Weather first.",
+        text="",
+        calls=(
+            ("get_weather", '{"city": "Paris", "note": "a</arg_value> b"}', None),
+            ("get_time", "{}", None),
+        ),
+        residue=("<tool_call", "arg_key", "<think"),
+    ),
+    Sample(
+        "glm45-marker-in-prose",
+        "glm45",
+        "GLM writes <tool_call> blocks with <arg_key> tags.",
+        text="GLM writes <tool_call> blocks with <arg_key> tags.",
+    ),
+    # ---------------------------------------------------------------- mistral
+    Sample(
+        "mistral-v11-two-calls",
+        "mistral",
+        'Let me look.[TOOL_CALLS]get_weather[ARGS]{"city": "Paris", "unit": "°C"}'
+        "[TOOL_CALLS]get_time[ARGS]{}",
+        text="Let me look.",
+        calls=(("get_weather", '{"city": "Paris", "unit": "°C"}', None), ("get_time", "{}", None)),
+        residue=("[TOOL", "CALLS]", "[ARGS", "ARGS]"),
+    ),
+    Sample(
+        "mistral-legacy-list",
+        "mistral",
+        '[TOOL_CALLS] [{"name": "add", "arguments": {"a": 1, "b": 2}}, '
+        '{"name": "mul", "arguments": {"a": 3, "b": [4]}}]',
+        text="",
+        calls=(("add", '{"a": 1, "b": 2}', None), ("mul", '{"a": 3, "b": [4]}', None)),
+        residue=("[TOOL", "CALLS]"),
+    ),
+    Sample(
+        "mistral-think-call-text",
+        "mistral",
+        '[THINK]The user asks 2+3.[/THINK]I will compute.[TOOL_CALLS]add{"a": 2, "b": 3}'
+        " Then I report.",
+        reasoning="The user asks 2+3.",
+        text="I will compute. Then I report.",
+        calls=(("add", '{"a": 2, "b": 3}', None),),
+        residue=("[TOOL", "[THINK", "THINK]"),
+    ),
+    Sample(
+        "mistral-call-id-and-prose-mention",
+        "mistral",
+        "The [TOOL_CALLS] token marks calls.[TOOL_CALLS]f[CALL_ID]a1b2c3d4e[ARGS]{}",
+        text="The [TOOL_CALLS] token marks calls.",
+        calls=(("f", "{}", None),),
+        ids=("a1b2c3d4e",),
+    ),
+    # ------------------------------------------------------------ llama3_json
+    Sample(
+        "llama3-python-tag-two-calls",
+        "llama3_json",
+        '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}; '
+        '{"name": "get_time", "parameters": {}}<|eom_id|>',
+        text="",
+        calls=(("get_weather", '{"city": "Paris"}', None), ("get_time", "{}", None)),
+        residue=("<|python_tag|>", "<|eom", "<|"),
+    ),
+    Sample(
+        "llama3-bare-json-at-start",
+        "llama3_json",
+        '\n{"type": "function", "name": "search", "arguments": {"q": "naïve \\"quotes\\""}}',
+        text="\n",
+        calls=(("search", '{"q": "naïve \\"quotes\\""}', None),),
+    ),
+    Sample(
+        "llama3-json-in-prose",
+        "llama3_json",
+        'The call looks like {"name": "x", "parameters": {}} and <|python_tag|> starts code.',
+        text='The call looks like {"name": "x", "parameters": {}} and <|python_tag|> starts code.',
+    ),
+    Sample(
+        "llama3-builtin",
+        "llama3_json",
+        "<|python_tag|>brave_search.call(query=\"weather in Paris, 'today'\")<|eom_id|>",
+        text="",
+        calls=(("brave_search", '{"query": "weather in Paris, \'today\'"}', None),),
+    ),
+    # ---------------------------------------------------------------- pythonic
+    Sample(
+        "pythonic-list",
+        "pythonic",
+        "[get_weather(city=\"San Francisco\", unit='c', days=3), get_time(), "
+        'a.b.lookup(ids=[1, 2], opts={\'deep\': True, "n": None}, s="日本)")]',
+        text="",
+        calls=(
+            ("get_weather", '{"city": "San Francisco", "unit": "c", "days": 3}', None),
+            ("get_time", "{}", None),
+            (
+                "a.b.lookup",
+                '{"ids": [1, 2], "opts": {"deep": true, "n": null}, "s": "日本)"}',
+                None,
+            ),
+        ),
+    ),
+    Sample(
+        "pythonic-wrapped-llama4",
+        "pythonic",
+        '<|python_start|>[search(q="a, b", flag=false)]<|python_end|>',
+        text="",
+        calls=(("search", '{"q": "a, b", "flag": false}', None),),
+        residue=("<|python",),
+    ),
+    Sample(
+        "pythonic-prose-lists",
+        "pythonic",
+        "Calls look like [f(x=1)]; a list [1, 2] or [see(docs)] stays text.",
+        text="Calls look like [f(x=1)]; a list [1, 2] or [see(docs)] stays text.",
+    ),
+    # -------------------------------------------------------------- deepseek
+    Sample(
+        "deepseek-v3-two-calls",
+        "deepseek_v3",
+        "Let me check.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>"
+        'get_weather\n```json\n{"city": "Paris"}\n```<｜tool▁call▁end｜>\n'
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_time\n```json\n{}\n```"
+        "<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+        text="Let me check.",
+        calls=(("get_weather", '{"city": "Paris"}', None), ("get_time", "{}", None)),
+        residue=("<｜", "｜>", "```"),
+    ),
+    Sample(
+        "deepseek-r1-prefilled-think-misspelt",
+        "deepseek_v3",
+        "The user wants weather.\n</think>\n\n<｜tool_calls_begin｜><｜tool▁call▁begin｜>"
+        'function<｜tool▁sep｜>get_weather\n```json\n{"city": "Lyon"}\n```'
+        "<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+        reasoning="The user wants weather.\n",
+        text="",
+        calls=(("get_weather", '{"city": "Lyon"}', None),),
+        options={"start_in_reasoning": True},
+        residue=("<｜", "｜>"),
+    ),
+    Sample(
+        "deepseek-v31-call",
+        "deepseek_v31",
+        "Sure.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>"
+        '{"city": "Paris", "q": "<｜x"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+        text="Sure.",
+        calls=(("get_weather", '{"city": "Paris", "q": "<｜x"}', None),),
+    ),
+    # ------------------------------------------------------------------ kimi
+    Sample(
+        "kimi-k2-thinking-section-before-close",
+        "kimi_k2",
+        "<think>I need the weather. <|tool_calls_section_begin|><|tool_call_begin|>"
+        'functions.get_weather:0<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|>'
+        "<|tool_call_begin|>functions.get-time:1<|tool_call_argument_begin|>{}"
+        "<|tool_call_end|><|tool_calls_section_end|></think>",
+        reasoning="I need the weather. ",
+        text="",
+        calls=(("get_weather", '{"city": "Paris"}', None), ("get-time", "{}", None)),
+        errors=("stray_reasoning_close",),
+        ids=("functions.get_weather:0", "functions.get-time:1"),
+        residue=("<|", "|>"),
+    ),
+    Sample(
+        "kimi-k2-text-call-text",
+        "kimi_k2",
+        "Looking it up.<|tool_calls_section_begin|> <|tool_call_begin|> functions.search:7 "
+        '<|tool_call_argument_begin|> {"q": "日本"} <|tool_call_end|> <|tool_calls_section_end|>'
+        " Also, <|tool_calls_section_begin|> is the marker.",
+        text="Looking it up. Also, <|tool_calls_section_begin|> is the marker.",
+        calls=(("search", '{"q": "日本"}', None),),
+        ids=("functions.search:7",),
+    ),
+    # --------------------------------------------------------------- harmony
+    Sample(
+        "harmony-analysis-call-final",
+        "harmony",
+        "<|channel|>analysis<|message|>Need the weather.<|end|><|start|>assistant<|channel|>"
+        'commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Paris"}'
+        "<|call|>\n<|channel|>final<|message|>It is sunny.<|return|>",
+        reasoning="Need the weather.",
+        text="It is sunny.",
+        calls=(("get_weather", '{"city":"Paris"}', None),),
+        residue=("<|", "|>", "analysis", "commentary"),
+    ),
+    Sample(
+        "harmony-recipient-first-and-analysis-call",
+        "harmony",
+        "<|channel|>analysis<|message|>Search first.<|end|><|start|>assistant to=browser.search"
+        '<|channel|>analysis code<|message|>{"query": "x"}<|call|><|start|>assistant'
+        "<|channel|>commentary<|message|>Let me also check.<|end|><|start|>assistant"
+        '<|channel|>commentary to=functions.lookup json<|message|>{"id": 1}<|call|>',
+        reasoning="Search first.",
+        text="Let me also check.",
+        calls=(("browser.search", '{"query": "x"}', None), ("lookup", '{"id": 1}', None)),
+        residue=("<|", "|>"),
+    ),
+    Sample(
+        "harmony-final-mentions-token",
+        "harmony",
+        "<|channel|>final<|message|>The <|channel|> token starts a header.<|return|>",
+        text="The <|channel|> token starts a header.",
+    ),
+    # ------------------------------------------------------------------ think
+    Sample(
+        "think-only",
+        "think",
+        "<think>\nStep 1: add.\nStep 2: done.\n</think>\n\nThe sum is 5. Use <think> tags? No.",
+        reasoning="\nStep 1: add.\nStep 2: done.\n",
+        text="\n\nThe sum is 5. Use <think> tags? No.",
+        residue=("<think>\n", "</think>"),
     ),
 ]
 

@@ -5,7 +5,7 @@ Open-weight models write tool calls and reasoning as markup inside their text.
 canonical blocks. Reference: docs/inline-tool-calls.md.
 """
 
-from . import plain, tagged  # noqa: F401  (registration)
+from . import deepseek, harmony, kimi, llama, mistral, plain, tagged  # noqa: F401  (registration)
 from .base import (
     CallArgs,
     CallClose,

@@ -89,15 +89,24 @@ class Calls:
 
 
 class SectionContext:
-    """What a section works with: the call bookkeeping, the channel's cursor
-    and a way to emit prose on the channel (for ``on_malformed="text"``)."""
+    """What a section works with: the call bookkeeping, the channel's cursor,
+    a way to emit prose in the channel's current region (for
+    ``on_malformed="text"``), and one to emit reasoning (Harmony's analysis
+    channel)."""
 
-    __slots__ = ("calls", "cur", "prose")
+    __slots__ = ("calls", "cur", "prose", "reasoning")
 
-    def __init__(self, calls: Calls, cur: Cursor, prose: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        calls: Calls,
+        cur: Cursor,
+        prose: Callable[[str], None],
+        reasoning: Callable[[str], None],
+    ) -> None:
         self.calls = calls
         self.cur = cur
         self.prose = prose
+        self.reasoning = reasoning
 
 
 class Section(Protocol):

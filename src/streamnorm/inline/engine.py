@@ -271,7 +271,12 @@ class InlineParser:
             cur.start_log()
             if not role.keep:
                 cur.take(end)
-            ctx = SectionContext(self._calls, cur, partial(self._prose, ch))
+            ctx = SectionContext(
+                self._calls,
+                cur,
+                partial(self._prose, ch),
+                partial(self._prose, ch, kind=ReasoningPiece),
+            )
             ch.section = role.section(ctx, marker)
 
     def _boundary(self, ch: _Channel) -> None:
@@ -280,10 +285,16 @@ class InlineParser:
         ch.seg_open = False
         ch.structural = True
 
-    def _prose(self, ch: _Channel, s: str) -> None:
+    def _prose(
+        self,
+        ch: _Channel,
+        s: str,
+        kind: type[TextPiece] | type[ReasoningPiece] | None = None,
+    ) -> None:
         if not s:
             return
-        kind = TextPiece if ch.is_text and ch.region == _TEXT else ReasoningPiece
+        if kind is None:
+            kind = TextPiece if ch.is_text and ch.region == _TEXT else ReasoningPiece
         if ch.seg_open:
             self._out.append(kind(s))
             return

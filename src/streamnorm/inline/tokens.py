@@ -1,0 +1,234 @@
+"""Special-token call sections: DeepSeek V3/R1, DeepSeek V3.1, Kimi K2.
+
+These dialects frame calls with single-token markers::
+
+    SECTION_OPEN  CALL_OPEN header HEADER_END args CALL_CLOSE  …  SECTION_CLOSE
+
+where *header* names the call (and for Kimi carries its id) and *args* is a
+JSON value forwarded byte for byte. One :class:`TokenSection`, configured by
+a :class:`TokenGrammar`, reads all of them. A call marker without a section
+opener is accepted too (distilled models drop the section markers). Special
+tokens confirm themselves; a markdown fence around the arguments (DeepSeek
+V3) is consumed as framing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .calls import SectionContext
+from .engine import Opener
+from .jsonargs import STOPPED, RawValue
+from .scanner import MORE, MarkerSet, body_starts, expect_after_ws
+
+__all__ = ["TokenGrammar", "TokenSection", "token_openers"]
+
+HeaderReader = Callable[[str], "tuple[str | None, str] | None"]
+_FENCE = re.compile(r"```[A-Za-z]*")
+_MAX_HEADER = 512
+
+
+@dataclass(frozen=True, slots=True)
+class TokenGrammar:
+    """The markers of one special-token dialect.
+
+    ``header_ends`` end the header; those in ``header_keep`` (a fence, ``{``)
+    also begin the arguments and are left for them. ``header`` turns the
+    header text into ``(id, name)``, or ``None`` when it names no call.
+    """
+
+    section_opens: tuple[str, ...]
+    section_close: str
+    call_open: str
+    header_ends: tuple[str, ...]
+    call_close: str
+    header: HeaderReader
+    header_keep: tuple[str, ...] = ()
+
+
+_BETWEEN, _HEADER, _PRE, _ARGS, _POST, _JUNK = range(6)
+
+
+class TokenSection:
+    """Reads calls until the section closes (or, without a section opener,
+    until something other than another call follows)."""
+
+    __slots__ = (
+        "_call",
+        "_ctx",
+        "_ends",
+        "_g",
+        "_hdr",
+        "_junk",
+        "_sectioned",
+        "_state",
+        "_stop",
+        "_value",
+        "made",
+    )
+
+    def __init__(self, ctx: SectionContext, grammar: TokenGrammar, marker: str) -> None:
+        self._ctx = ctx
+        self._g = grammar
+        self._sectioned = marker != grammar.call_open
+        self._state = _BETWEEN if self._sectioned else _HEADER
+        self._stop = MarkerSet((grammar.call_close, grammar.section_close, grammar.call_open))
+        self._ends = MarkerSet(
+            (*grammar.header_ends, grammar.call_close, grammar.section_close, grammar.call_open)
+        )
+        self._hdr: list[str] = []
+        self._junk: list[str] = []
+        self._value: RawValue | None = None
+        self._call: int | None = None
+        self.made = 0
+
+    def feed(self) -> bool:
+        ctx, g = self._ctx, self._g
+        cur, calls = ctx.cur, ctx.calls
+        while True:
+            st = self._state
+            buf, i, final = cur.buf, cur.pos, cur.final
+            if st == _BETWEEN:
+                opts = (g.call_open, g.section_close)
+                k, j = expect_after_ws(buf, i, final, opts)
+                if k == MORE:
+                    return False
+                if k == 0:
+                    cur.take(j + len(g.call_open))
+                    self._state = _HEADER
+                elif k == 1:
+                    cur.take(j + len(g.section_close))
+                    return True
+                elif not self._sectioned:
+                    return True  # no section: the calls are over, prose follows
+                else:
+                    self._state = _JUNK
+            elif st == _HEADER:
+                j, marker = self._ends.find(buf, i, final)
+                if marker is None and j - i + sum(map(len, self._hdr)) <= _MAX_HEADER:
+                    self._hdr.append(cur.take(j))
+                    return False
+                self._hdr.append(cur.take(j))
+                header = "".join(self._hdr)
+                self._hdr.clear()
+                named = g.header(header) if marker in g.header_ends else None
+                if named is None:
+                    calls.error("malformed_tool_call", "unreadable call header", cur.raw())
+                    self._state = _JUNK
+                    continue
+                assert marker is not None
+                if marker not in g.header_keep:
+                    cur.take(j + len(marker))
+                self._call = calls.open(named[1], named[0])
+                self._state = _PRE
+            elif st == _PRE:
+                cur.take_ws()
+                buf, i = cur.buf, cur.pos
+                if i >= len(buf):
+                    return False
+                fence = _FENCE.match(buf, i)
+                if fence is not None:
+                    if fence.end() == len(buf) and not final:
+                        return False
+                    cur.take(fence.end())
+                    continue
+                if len(buf) - i < 3 and "```".startswith(buf[i:]) and not final:
+                    return False
+                self._value = RawValue(self._stop)
+                self._state = _ARGS
+            elif st == _ARGS:
+                assert self._value is not None and self._call is not None
+                j, status = self._value.scan(buf, i, final)
+                calls.args(self._call, cur.take(j))
+                if status == MORE:
+                    return False
+                self._value = None
+                if status == STOPPED:
+                    calls.close(self._call, "incomplete")
+                    calls.error(
+                        "malformed_tool_call", "the arguments ended before their value", cur.raw()
+                    )
+                    self._call = None
+                    self.made += 1
+                    self._state = _POST
+                    continue
+                self._state = _POST
+            elif st == _POST:
+                opts = ("```", g.call_close)
+                k, j = expect_after_ws(buf, i, final, opts)
+                if k == MORE:
+                    return False
+                if k == 0:
+                    cur.take(j + 3)
+                    continue
+                if k == 1:
+                    cur.take(j + len(g.call_close))
+                    self._end_call()
+                    continue
+                self._end_call()
+                self._state = _JUNK
+            else:  # _JUNK: skip to the next call marker or the section close
+                j, marker = self._stop.find(buf, i, final)
+                self._junk.append(cur.take(j))
+                if marker is None:
+                    return False
+                junk = "".join(self._junk)
+                self._junk.clear()
+                if junk.strip():
+                    calls.error("malformed_tool_call", "unexpected text in the call section", junk)
+                if marker == g.call_close:
+                    cur.take(j + len(marker))
+                self._state = _BETWEEN
+                cur.start_log()
+
+    def _end_call(self) -> None:
+        if self._call is not None:
+            self._ctx.calls.close(self._call)
+            self._call = None
+            self.made += 1
+        self._ctx.cur.start_log()
+        self._state = _BETWEEN
+
+    def finish(self) -> None:
+        ctx = self._ctx
+        raw = ctx.cur.raw()
+        st = self._state
+        if self._call is not None:
+            ctx.calls.cut(self._call, st == _POST, raw, ctx.prose)
+        elif st == _HEADER or (st == _JUNK and raw.strip()):
+            if self.made == 0:
+                ctx.calls.cut(None, False, raw, ctx.prose)
+            else:
+                ctx.calls.error("unclosed_tool_call", "the input ended inside a call", raw)
+        elif self._sectioned:
+            close = self._g.section_close
+            ctx.calls.error("missing_close_marker", f"the input ended before {close}", "")
+
+
+def token_openers(grammar: TokenGrammar) -> tuple[Opener, ...]:
+    """Openers for every section opener spelling, and for a bare call marker.
+
+    Special tokens are unambiguous when the server renders them, but the
+    same characters can reach the text through prose that quotes them; so a
+    section opener counts only when a call marker (or the section close)
+    follows, and a call marker only when its header ends within a bound.
+    """
+
+    def section(ctx: SectionContext, marker: str) -> TokenSection:
+        return TokenSection(ctx, grammar, marker)
+
+    header_end = MarkerSet(grammar.header_ends)
+
+    def call_confirm(buf: str, i: int, final: bool) -> bool | None:
+        window = buf[i : i + _MAX_HEADER]
+        _, marker = header_end.find(window, 0, final or len(window) == _MAX_HEADER)
+        if marker is not None:
+            return True
+        return None if not final and len(window) < _MAX_HEADER else False
+
+    section_confirm = body_starts(grammar.call_open, grammar.section_close)
+    openers = [Opener(m, section, section_confirm) for m in grammar.section_opens]
+    openers.append(Opener(grammar.call_open, section, call_confirm))
+    return tuple(openers)
