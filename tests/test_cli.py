@@ -524,7 +524,7 @@ def test_render_streamed_arguments_and_incomplete_call() -> None:
 
 
 def test_demo_lines_up_the_four_apis() -> None:
-    proc = cli("demo", "--width", "160")
+    proc = cli("demo", "--width", "180")
     assert proc.returncode == 0, proc.stderr
     assert not proc.stderr
     out = proc.stdout.decode()
@@ -536,7 +536,9 @@ def test_demo_lines_up_the_four_apis() -> None:
     text_row = next(line for line in lines if line.startswith("text "))
     assert text_row.count("Let me check the current weather") == 4
     call_row = next(line for line in lines if line.startswith("tool call "))
-    assert call_row.count('get_weather({"city": "Paris",') == 4
+    assert call_row.count("get_weather") == 4
+    args_row = next(line for line in lines if line.startswith("arguments "))
+    assert args_row.count('{"city": "Paris", "unit": "celsius"}') == 4
     usage_row = next(line for line in lines if line.startswith("usage "))
     assert usage_row.count("input 100") == 4
     stop_row = next(line for line in lines if line.startswith("stop "))

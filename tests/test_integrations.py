@@ -634,6 +634,38 @@ def test_openai_sdk_unread_stream_object(server: _Server) -> None:
 
 
 @needs_openai
+def test_openai_sdk_with_raw_response(server: _Server) -> None:
+    api = "openai-responses"
+    client = _openai(server, "chunked", api, "sample")
+    raw = client.responses.with_raw_response.create(model="gpt-5", input="hi", stream=True)
+    try:
+        events = list(sn_sdk.iter_events(raw))
+    finally:
+        raw.http_response.close()
+    assert as_dicts(events) == expected(source_bytes(api, "sample"))
+
+
+@needs_openai
+async def test_openai_sdk_async_with_raw_response_and_stream(server: _Server) -> None:
+    api = "openai-completions"
+    client = openai.AsyncOpenAI(
+        base_url=server.url("chunked", api, "sample"),
+        api_key="sk-local",
+        max_retries=0,
+        timeout=TIMEOUT,
+    )
+    raw = await client.chat.completions.with_raw_response.create(
+        model="m", messages=MESSAGES, stream=True
+    )
+    events = [e async for e in sn_sdk.aiter_events(raw)]
+    await raw.http_response.aclose()
+    stream = await client.chat.completions.create(model="m", messages=MESSAGES, stream=True)
+    from_stream = [e async for e in sn_sdk.aiter_events(stream)]
+    await client.close()
+    assert as_dicts(events) == as_dicts(from_stream) == expected(source_bytes(api, "sample"))
+
+
+@needs_openai
 @pytest.mark.parametrize("which", _names())
 async def test_openai_sdk_async(server: _Server, which: str) -> None:
     api = "openai-completions"

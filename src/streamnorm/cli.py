@@ -800,9 +800,10 @@ def _demo_rows(cols: list[_DemoColumn], g: _Glyphs) -> list[tuple[str, list[str]
         return "\n\n".join(b.thinking for b in m.content if isinstance(b, ThinkingBlock))
 
     def calls(m: AssistantMessage) -> str:
-        return "\n".join(
-            f"{b.name}({json.dumps(dict(b.arguments), ensure_ascii=False)})" for b in m.tool_calls
-        )
+        return "\n".join(b.name for b in m.tool_calls)
+
+    def arguments(m: AssistantMessage) -> str:
+        return "\n".join(json.dumps(dict(b.arguments), ensure_ascii=False) for b in m.tool_calls)
 
     def signed(m: AssistantMessage) -> str:
         kinds = []
@@ -821,6 +822,7 @@ def _demo_rows(cols: list[_DemoColumn], g: _Glyphs) -> list[tuple[str, list[str]
         ("thinking", [thinking(c.message) for c in cols], True),
         ("text", [c.message.text for c in cols], True),
         ("tool call", [calls(c.message) for c in cols], True),
+        ("arguments", [arguments(c.message) for c in cols], True),
         ("call id", ["\n".join(b.id for b in c.message.tool_calls) for c in cols], None),
         ("signed", [signed(c.message) for c in cols], None),
         ("stop", [c.message.stop_reason.value for c in cols], True),
