@@ -20,6 +20,7 @@ successive results: treat every returned dict as read-only.
 
 from __future__ import annotations
 
+import json.decoder
 import re
 from collections.abc import Callable
 from typing import Any, cast
@@ -67,6 +68,22 @@ _number_run = _always(re.compile(r"[0-9eE.+\-]*"))
 _valid_number = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?").fullmatch
 # A number is reported only once one of these follows it: until then it may grow.
 _NUMBER_END = frozenset(",}] \t\n\r")
+_NUMBER_START = frozenset("-0123456789")
+# A valid number with its terminator in sight: reported at once.
+_complete_number = re.compile(
+    r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?(?=[,}\] \t\n\r])"
+).match
+# The standard library's C decoder for one complete string (strict=False:
+# raw control characters allowed). Raises ValueError for an unterminated
+# string or an invalid escape, and keeps lone surrogates: those strings take
+# the scanner's own path.
+_scan_string = cast(
+    "Callable[[str, int, bool], tuple[str, int]]",
+    json.decoder.scanstring,  # type: ignore[attr-defined]
+)
+_has_surrogate = re.compile("[\ud800-\udfff]").search
+_colon = re.compile(r"[ \t\n\r]*:[ \t\n\r]*").match
+_key_start = re.compile(r'[ \t\n\r]*"').match
 _LITERALS = {"t": "true", "f": "false", "n": "null"}
 _LITERAL_VALUES: dict[str, Any] = {"true": True, "false": False, "null": None}
 _SIMPLE_ESCAPES = {
@@ -82,7 +99,7 @@ _SIMPLE_ESCAPES = {
 _SIMPLE_ESCAPES_TABLE = str.maketrans(_SIMPLE_ESCAPES)
 _simple_escape_run = re.compile(r'(?:\\["\\/bfnrt])+').match
 # \uXXXX escapes outside the surrogate range, which the codec decodes exactly.
-_unicode_escape_run = re.compile(r"(?:\\u(?![dD][89abAB])[0-9a-fA-F]{4})+").match
+_unicode_escape_run = re.compile(r"(?:\\u(?![dD][89a-fA-F])[0-9a-fA-F]{4})+").match
 # Invalid escapes whose second character is an ordinary one: both are kept.
 _invalid_escape_run = re.compile('(?:\\\\[^"\\\\/bfnrtu\ud800-\udfff])+').match
 _surrogate_run = _always(re.compile("[\ud800-\udfff]*"))
@@ -292,61 +309,66 @@ class IncrementalJSONParser:
 
     def _scan(self, s: str) -> None:
         # One pass over s. Strings are crossed with regex jumps to the next
-        # quote, backslash or surrogate; everything else is a few tokens.
-        # Invariant at the top of the loop: s[:i] has been consumed and the
-        # state describes exactly what is open after it.
+        # quote, backslash or surrogate; a complete number, literal or
+        # separator is one regex call; anything cut by the end of s goes
+        # through the general, character-level paths that keep their state.
+        # Invariant at the top of the loop: s[:i] is consumed and the state
+        # describes exactly what is open after it.
         containers = self._containers
         keys = self._keys
+        chunks = self._chunks  # empty outside strings
         state = self._state
+        is_key = self._is_key
         n = len(s)
         i = 0
         changed = False
         while i < n:
             if state == _STRING:
-                chunks = self._chunks
                 m = _string_stop(s, i)
                 if m is None:
                     chunks.append(s[i:] if i else s)
-                    changed = changed or not self._is_key
+                    changed = changed or not is_key
                     break
                 j = m.start()
-                if j > i:
-                    chunks.append(s[i:j])
-                    changed = changed or not self._is_key
-                c = s[j]
-                if c == '"':
-                    text = chunks[0] if len(chunks) == 1 else "".join(chunks)
-                    self._chunks = []
+                if s[j] == '"':
+                    if chunks:
+                        if j > i:
+                            chunks.append(s[i:j])
+                        text = "".join(chunks)
+                        chunks = self._chunks = []
+                    else:  # the whole string is in s: no pieces to keep
+                        text = s[i:j]
                     i = j + 1
-                    if self._is_key:
+                    if is_key:
                         keys[-1] = text
-                        state = _COLON
+                        m = _colon(s, i)
+                        if m is None:
+                            state = _COLON
+                        else:
+                            state = _OBJ_VALUE
+                            i = m.end()
                         continue
-                    top = containers[-1]
-                    if isinstance(top, dict):
-                        top[keys[-1]] = text
-                        state = _OBJ_NEXT
-                    else:
-                        top.append(text)
-                        state = _ARR_NEXT
-                    changed = True
+                    value: Any = text
+                else:
+                    if j > i:
+                        chunks.append(s[i:j])
+                        changed = changed or not is_key
+                    if s[j] == "\\":
+                        decoded, i = _decode_escapes(s, j)
+                        if i == _INCOMPLETE:
+                            self._carry = s[j:]
+                            break
+                        if decoded:
+                            chunks.append(decoded)
+                            changed = changed or not is_key
+                    else:  # raw surrogates
+                        k = _surrogate_run(s, j).end()
+                        chunks.append("\ufffd" * (k - j))
+                        changed = changed or not is_key
+                        i = k
                     continue
-                if c == "\\":
-                    decoded, i = _decode_escapes(s, j)
-                    if i == _INCOMPLETE:
-                        self._carry = s[j:]
-                        break
-                    if decoded:
-                        chunks.append(decoded)
-                        changed = changed or not self._is_key
-                else:  # raw surrogates
-                    k = _surrogate_run(s, j).end()
-                    chunks.append("\ufffd" * (k - j))
-                    changed = changed or not self._is_key
-                    i = k
-                continue
 
-            if state == _NUMBER:
+            elif state == _NUMBER:
                 j = _number_run(s, i).end()
                 if j == n:
                     self._number.append(s[i:])
@@ -357,7 +379,6 @@ class IncrementalJSONParser:
                 if number is None:
                     self._stop()
                     return
-                value: Any
                 if number.lastindex is None:
                     try:
                         value = int(text)
@@ -366,18 +387,9 @@ class IncrementalJSONParser:
                         return
                 else:
                     value = float(text)
-                top = containers[-1]
-                if isinstance(top, dict):
-                    top[keys[-1]] = value
-                    state = _OBJ_NEXT
-                else:
-                    top.append(value)
-                    state = _ARR_NEXT
-                changed = True
                 i = j  # the terminator is the container's business
-                continue
 
-            if state == _LITERAL:
+            elif state == _LITERAL:
                 word = self._literal
                 k = self._matched
                 piece = s[i : i + len(word) - k]
@@ -388,94 +400,162 @@ class IncrementalJSONParser:
                 if k + len(piece) < len(word):
                     self._matched = k + len(piece)
                     break
-                top = containers[-1]
-                if isinstance(top, dict):
-                    top[keys[-1]] = _LITERAL_VALUES[word]
-                    state = _OBJ_NEXT
-                else:
-                    top.append(_LITERAL_VALUES[word])
-                    state = _ARR_NEXT
-                changed = True
-                continue
+                value = _LITERAL_VALUES[word]
 
-            c = s[i]
-            if c in _WHITESPACE:
-                i = _skip_whitespace(s, i + 1).end()
-                continue
-
-            if state in (_OBJ_VALUE, _ARR_VALUE):
-                if c == '"':
-                    self._is_key = False
-                    state = _STRING
-                    changed = True  # reported as "" from the opening quote on
-                    i += 1
-                elif c in "-0123456789":
-                    state = _NUMBER
-                elif c in _LITERALS:
-                    self._literal = _LITERALS[c]
-                    self._matched = 0
-                    state = _LITERAL
-                elif c == "{" or c == "[":
-                    if len(containers) >= MAX_DEPTH:
+            else:
+                c = s[i]
+                if c in _WHITESPACE:
+                    i = _skip_whitespace(s, i + 1).end()
+                    continue
+                if state in (_OBJ_VALUE, _ARR_VALUE):
+                    if c == '"':
+                        try:  # a whole string in s: decoded at C speed
+                            value, end = _scan_string(s, i + 1, False)
+                        except ValueError:
+                            end = 0
+                        if end and _has_surrogate(value) is None:
+                            i = end
+                        else:
+                            is_key = False
+                            state = _STRING
+                            changed = True  # reported as "" from the opening quote on
+                            i += 1
+                            continue
+                    elif c in _NUMBER_START:
+                        m = _complete_number(s, i)
+                        if m is None:  # cut by the end of s, or invalid
+                            state = _NUMBER
+                            continue
+                        text = m.group()
+                        if m.lastindex is None:
+                            try:
+                                value = int(text)
+                            except ValueError:
+                                self._stop()
+                                return
+                        else:
+                            value = float(text)
+                        i = m.end()
+                    elif c in _LITERALS:
+                        word = _LITERALS[c]
+                        if s.startswith(word, i):
+                            value = _LITERAL_VALUES[word]
+                            i += len(word)
+                        else:
+                            self._literal = word
+                            self._matched = 0
+                            state = _LITERAL
+                            continue
+                    elif c in "{[":
+                        if len(containers) >= MAX_DEPTH:
+                            self._stop()
+                            return
+                        if c == "{":
+                            containers.append({})
+                            state = _KEY
+                        else:
+                            containers.append([])
+                            state = _ARR_VALUE
+                        keys.append("")
+                        changed = True
+                        i += 1
+                        continue
+                    elif c == "]" and state == _ARR_VALUE:
+                        state = self._close()
+                        if state == _DONE:
+                            break
+                        i += 1
+                        continue
+                    else:
                         self._stop()
                         return
-                    if c == "{":
-                        containers.append({})
-                        state = _KEY
+                elif state == _OBJ_NEXT:
+                    if c == ",":
+                        m = _key_start(s, i + 1)
+                        if m is None:
+                            state = _KEY
+                            i += 1
+                        else:
+                            i = m.end() - 1
+                            state = _KEY  # at the key's opening quote
+                    elif c == "}":
+                        state = self._close()
+                        if state == _DONE:
+                            break
+                        i += 1
                     else:
-                        containers.append([])
+                        self._stop()
+                        return
+                    continue
+                elif state == _ARR_NEXT:
+                    if c == ",":
                         state = _ARR_VALUE
+                        i += 1
+                    elif c == "]":
+                        state = self._close()
+                        if state == _DONE:
+                            break
+                        i += 1
+                    else:
+                        self._stop()
+                        return
+                    continue
+                elif state == _KEY:
+                    if c == '"':
+                        try:  # a whole key in s: decoded at C speed
+                            key, end = _scan_string(s, i + 1, False)
+                        except ValueError:
+                            end = 0
+                        if end and _has_surrogate(key) is None:
+                            keys[-1] = key
+                            m = _colon(s, end)
+                            if m is None:
+                                state = _COLON
+                                i = end
+                            else:
+                                state = _OBJ_VALUE
+                                i = m.end()
+                        else:
+                            is_key = True
+                            state = _STRING
+                            i += 1
+                    elif c == "}":
+                        state = self._close()
+                        if state == _DONE:
+                            break
+                        i += 1
+                    else:
+                        self._stop()
+                        return
+                    continue
+                elif state == _COLON:
+                    if c != ":":
+                        self._stop()
+                        return
+                    state = _OBJ_VALUE
+                    i += 1
+                    continue
+                else:  # _BEFORE
+                    if c != "{":
+                        self._state = _DONE  # not an object: the preview stays {}
+                        return
+                    containers.append({})
                     keys.append("")
-                    changed = True
+                    state = _KEY
                     i += 1
-                elif c == "]" and state == _ARR_VALUE:
-                    state = self._close()
-                    if state == _DONE:
-                        break
-                    i += 1
-                else:
-                    self._stop()
-                    return
-            elif state in (_OBJ_NEXT, _ARR_NEXT):
-                if c == ",":
-                    state = _KEY if state == _OBJ_NEXT else _ARR_VALUE
-                    i += 1
-                elif c == ("}" if state == _OBJ_NEXT else "]"):
-                    state = self._close()
-                    if state == _DONE:
-                        break
-                    i += 1
-                else:
-                    self._stop()
-                    return
-            elif state == _KEY:
-                if c == '"':
-                    self._is_key = True
-                    state = _STRING
-                    i += 1
-                elif c == "}":
-                    state = self._close()
-                    if state == _DONE:
-                        break
-                    i += 1
-                else:
-                    self._stop()
-                    return
-            elif state == _COLON:
-                if c != ":":
-                    self._stop()
-                    return
-                state = _OBJ_VALUE
-                i += 1
-            else:  # _BEFORE
-                if c != "{":
-                    self._state = _DONE  # not an object: the preview stays {}
-                    return
-                containers.append({})
-                keys.append("")
-                state = _KEY
-                i += 1
+                    continue
+
+            # A complete value (string, number or literal) joins its container.
+            top = containers[-1]
+            if isinstance(top, dict):
+                top[keys[-1]] = value
+                state = _OBJ_NEXT
+            else:
+                top.append(value)
+                state = _ARR_NEXT
+            changed = True
         self._state = state
+        self._is_key = is_key
         if changed:
             self._version += 1
 

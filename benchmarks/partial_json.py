@@ -1,0 +1,331 @@
+"""Benchmark: tool-call argument previews while streaming, and the JSON library.
+
+Run ``python benchmarks/partial_json.py`` (``--quick`` for fewer repetitions,
+``--json-libraries`` for the library comparison behind docs/json-library.md).
+
+The argument is 1 MB of mixed shape — a path, a list of 2,000 small edit
+objects, one 300 KB string — streamed in 10,000 deltas. Measured, median of
+the repetitions:
+
+(a) appending every delta to an ArgumentBuffer and joining it once, no preview;
+(b) the same, reading ``partial(len)`` after every delta;
+(c) jiter re-parsing the accumulated bytes after every delta
+    (``partial_mode="trailing-strings"``, as the anthropic SDK does);
+(d) partial-json-parser re-parsing the accumulated text after every delta,
+    over the first 100 KB only (it is pure Python and quadratic), with (b)
+    over the same 100 KB beside it;
+(e) one strict parse of the whole text.
+
+Then the growth check: the cost of (a) and (b) for 2 MB (20,000 deltas of the
+same size) over their cost for 1 MB. Linear work gives a ratio near 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from streamnorm import _json
+from streamnorm.partial_json import ArgumentBuffer, parse_final_arguments, parse_partial_json
+
+try:
+    import jiter
+except ImportError:  # pragma: no cover - jiter is the core's dependency
+    jiter = None
+try:
+    import partial_json_parser
+except ImportError:  # optional: pip install partial-json-parser
+    partial_json_parser = None
+
+
+# --------------------------------------------------------------------------
+# The workload
+
+
+def make_arguments(scale: int = 1, seed: int = 7) -> str:
+    """About ``scale`` MB of tool-call arguments of mixed shape, as a model writes them."""
+    rng = random.Random(seed)
+    words = "def return self value items None raise import class for in if else with".split()
+
+    def code_line() -> str:
+        indent = "    " * rng.randint(0, 3)
+        body = " ".join(rng.choice(words) for _ in range(rng.randint(2, 9)))
+        extra = rng.choice(['', ' "quoted"', " # é ✓", "\t# tab", " \\d+"])
+        return indent + body + extra
+
+    edits = []
+    for n in range(2000 * scale):
+        edits.append(
+            {
+                "old": "\n".join(code_line() for _ in range(3)),
+                "new": "\n".join(code_line() for _ in range(4)),
+                "line": rng.randint(1, 90_000),
+                "replace_all": rng.random() < 0.1,
+                "note": None if n % 3 else f"edit {n}",
+            }
+        )
+    content: list[str] = []
+    size = 0
+    while size < 300_000 * scale:
+        line = code_line()
+        content.append(line)
+        size += len(line) + 1
+    value = {"path": "src/app/service/handlers.py", "edits": edits, "content": "\n".join(content)}
+    return json.dumps(value, ensure_ascii=False)
+
+
+def make_deltas(text: str, count: int, seed: int = 11) -> list[str]:
+    """``text`` cut into ``count`` deltas of random sizes (mean len/count)."""
+    rng = random.Random(seed)
+    mean = len(text) / count
+    cuts = sorted(rng.sample(range(1, len(text)), count - 1))
+    deltas, start = [], 0
+    for cut in [*cuts, len(text)]:
+        deltas.append(text[start:cut])
+        start = cut
+    assert abs(len(text) / len(deltas) - mean) < 1
+    return deltas
+
+
+# --------------------------------------------------------------------------
+# The contenders
+
+
+def stream_only(deltas: list[str]) -> None:
+    buffer = ArgumentBuffer()
+    for delta in deltas:
+        buffer.append(delta)
+    buffer.text()
+
+
+def stream_and_read(deltas: list[str]) -> None:
+    buffer = ArgumentBuffer()
+    for delta in deltas:
+        buffer.partial(buffer.append(delta))
+
+
+def jiter_reparse(deltas: list[str]) -> None:
+    assert jiter is not None
+    accumulated = b""
+    for delta in deltas:
+        accumulated += delta.encode()
+        jiter.from_json(accumulated, partial_mode="trailing-strings")
+
+
+def pjp_reparse(deltas: list[str]) -> None:
+    assert partial_json_parser is not None
+    accumulated = ""
+    for delta in deltas:
+        accumulated += delta
+        partial_json_parser.loads(accumulated)
+
+
+def median_time(fn: Callable[[], Any], reps: int) -> float:
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import os
+
+    return f"{cpu}, {os.cpu_count()} CPUs, {platform.system()}, CPython {platform.python_version()}"
+
+
+def run_partial(reps: int) -> int:
+    text = make_arguments(1)
+    deltas = make_deltas(text, 10_000)
+    text2 = make_arguments(2)
+    deltas2 = make_deltas(text2, 20_000)
+    first_100k: list[str] = []
+    size = 0
+    for delta in deltas:
+        if size >= 100_000:
+            break
+        first_100k.append(delta)
+        size += len(delta)
+
+    # Sanity: the incremental previews are what parse_partial_json says.
+    buffer = ArgumentBuffer()
+    for k, delta in enumerate(deltas):
+        end = buffer.append(delta)
+        preview = buffer.partial(end)
+        if k % 997 == 0:
+            assert preview == parse_partial_json(text[:end])
+    assert preview == json.loads(text) == parse_final_arguments(text)[0]
+
+    print(f"machine: {machine()}")
+    print(
+        f"argument: {len(text):,} chars in {len(deltas):,} deltas "
+        f"(2 MB run: {len(text2):,} chars in {len(deltas2):,} deltas); median of {reps} reps"
+    )
+    rows: list[tuple[str, float | None]] = []
+    a = median_time(lambda: stream_only(deltas), reps * 3)
+    rows.append(("(a) append every delta, no preview", a))
+    b = median_time(lambda: stream_and_read(deltas), reps)
+    rows.append(("(b) append + partial(len) after every delta", b))
+    c = median_time(lambda: jiter_reparse(deltas), reps) if jiter else None
+    rows.append(("(c) jiter re-parse after every delta", c))
+    d = median_time(lambda: pjp_reparse(first_100k), reps) if partial_json_parser else None
+    rows.append((f"(d) partial-json-parser re-parse, first {size // 1000} KB", d))
+    b100 = median_time(lambda: stream_and_read(first_100k), reps)
+    rows.append((f"    (b) over the same first {size // 1000} KB", b100))
+    e = median_time(lambda: _json.loads(text), reps * 3)
+    rows.append(("(e) one strict parse (_json.loads, jiter)", e))
+    rows.append(("    json.loads, for reference", median_time(lambda: json.loads(text), reps * 3)))
+    rows.append(("    parse_final_arguments", median_time(lambda: parse_final_arguments(text), reps)))
+    rows.append(("    parse_partial_json once", median_time(lambda: parse_partial_json(text), reps)))
+    a2 = median_time(lambda: stream_only(deltas2), reps * 3)
+    rows.append(("(a) for 2 MB", a2))
+    b2 = median_time(lambda: stream_and_read(deltas2), reps)
+    rows.append(("(b) for 2 MB", b2))
+
+    width = max(len(label) for label, _ in rows)
+    for label, seconds in rows:
+        shown = "n/a (not installed)" if seconds is None else f"{seconds * 1000:10.2f} ms"
+        print(f"  {label:<{width}}  {shown}")
+
+    checks: list[tuple[str, bool | None]] = [
+        (f"(a) <= 3x (e): (a)/(e) = {a / e:.2f}", a <= 3 * e),
+        (
+            f"(b) >= 10x faster than (c): (c)/(b) = {c / b:.1f}" if c else "(b) vs (c): n/a",
+            c >= 10 * b if c else None,
+        ),
+        (f"growth of (a), 2 MB / 1 MB = {a2 / a:.2f} (target 1.6-2.6)", 1.6 <= a2 / a <= 2.6),
+        (f"growth of (b), 2 MB / 1 MB = {b2 / b:.2f} (reported)", None),
+    ]
+    if d:
+        checks.append((f"(d)/(b) over the first 100 KB = {d / b100:.0f}x (reported)", None))
+    failed = False
+    for label, ok in checks:
+        mark = "ok  " if ok else ("FAIL" if ok is not None else "    ")
+        failed = failed or ok is False
+        print(f"  [{mark}] {label}")
+    return 1 if failed else 0
+
+
+# --------------------------------------------------------------------------
+# The JSON library comparison (docs/json-library.md)
+
+
+def sse_payloads() -> list[str]:
+    """SSE ``data:`` JSON payloads of 50 to 2,000 bytes: the recorded fixtures when
+    they are beside the repository, else synthetic delta events of the same shapes."""
+    fixtures = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+    payloads = []
+    for path in sorted(fixtures.glob("*/*.sse")) if fixtures.is_dir() else []:
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("data:"):
+                data = line[5:].strip()
+                if data.startswith("{") and 50 <= len(data.encode()) <= 2000:
+                    payloads.append(data)
+    if payloads:
+        return payloads
+    rng = random.Random(3)
+    for n in range(6000):
+        text = " ".join(rng.choice(["the", "value", "é", "✓", "of", "x"]) for _ in range(8))
+        payloads.append(
+            json.dumps(
+                rng.choice(
+                    [
+                        {"type": "content_block_delta", "index": 0,
+                         "delta": {"type": "text_delta", "text": text}},
+                        {"id": f"chatcmpl-{n}", "object": "chat.completion.chunk",
+                         "created": 1700000000 + n, "model": "gpt-4o-mini",
+                         "choices": [{"index": 0, "delta": {"content": text},
+                                      "finish_reason": None, "logprobs": None}]},
+                        {"type": "response.output_text.delta", "item_id": f"msg_{n:032x}",
+                         "output_index": 0, "content_index": 0, "delta": text,
+                         "sequence_number": n},
+                    ]
+                )
+            )
+        )
+    return payloads
+
+
+def run_json_libraries(reps: int) -> int:
+    import importlib
+
+    strs = sse_payloads()
+    raw = [s.encode() for s in strs]
+    total = sum(map(len, raw))
+    print(f"machine: {machine()}")
+    print(f"{len(strs):,} payloads, mean {total / len(strs):.0f} bytes; median of {reps} reps")
+    cases: list[tuple[str, Callable[[Any], Any], list[Any]]] = [
+        ("json.loads(str)", json.loads, strs),
+        ("json.loads(bytes)", json.loads, raw),
+    ]
+    orjson: Any = None
+    try:
+        orjson = importlib.import_module("orjson")
+        cases += [("orjson.loads(bytes)", orjson.loads, raw), ("orjson.loads(str)", orjson.loads, strs)]
+    except ImportError:
+        pass
+    if jiter is not None:
+        from_json = jiter.from_json
+        cases += [
+            ("jiter.from_json(bytes)", from_json, raw),
+            ("jiter.from_json(str.encode())", lambda s: from_json(s.encode()), strs),
+        ]
+    cases += [("_json.loads(bytes)", _json.loads, raw), ("_json.loads(str)", _json.loads, strs)]
+    for label, fn, docs in cases:
+
+        def work(fn: Callable[[Any], Any] = fn, docs: list[Any] = docs) -> None:
+            for doc in docs:
+                fn(doc)
+
+        seconds = median_time(work, reps)
+        print(
+            f"  {label:<30} {seconds * 1000:8.2f} ms  {seconds / len(docs) * 1e6:6.2f} us/doc"
+            f"  {total / seconds / 1e6:7.1f} MB/s"
+        )
+    values = [json.loads(s) for s in strs]
+    dumps_cases: list[tuple[str, Callable[[Any], Any]]] = [
+        ("json.dumps compact", lambda v: json.dumps(v, separators=(",", ":"), ensure_ascii=False)),
+        ("_json.dumps_compact", _json.dumps_compact),
+    ]
+    if orjson is not None:
+        dumps_cases.append(("orjson.dumps().decode()", lambda v: orjson.dumps(v).decode()))
+    for label, fn in dumps_cases:
+
+        def work_dumps(fn: Callable[[Any], Any] = fn) -> None:
+            for value in values:
+                fn(value)
+
+        seconds = median_time(work_dumps, reps)
+        print(f"  {label:<30} {seconds * 1000:8.2f} ms  {seconds / len(values) * 1e6:6.2f} us/doc")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions (3)")
+    parser.add_argument("--json-libraries", action="store_true", help="compare JSON libraries")
+    args = parser.parse_args(argv)
+    if args.json_libraries:
+        return run_json_libraries(5 if args.quick else 15)
+    return run_partial(3 if args.quick else 5)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
