@@ -900,3 +900,19 @@ def test_chunk_events_from_a_failing_iterator() -> None:
     assert_truncated(events, "peer went away")
     with pytest.raises(TypeError, match="cannot serialize"):
         list(sn_sdk.iter_chunk_events([object()], raise_source_errors=True))
+
+
+def test_chunk_events_from_google_genai_chunks(server: _Server) -> None:
+    genai = pytest.importorskip("google.genai")
+    types = pytest.importorskip("google.genai.types")
+    api = "google-generative-ai"
+    host, port = server.server_address[:2]
+    options = types.HttpOptions(
+        base_url=f"http://{host}:{port}/sse/chunked/{api}/sample/", timeout=int(TIMEOUT * 1000)
+    )
+    client = genai.Client(api_key="local-key", http_options=options)
+    chunks = list(client.models.generate_content_stream(model="gemini-2.5-flash", contents="?"))
+    events = list(sn_sdk.iter_chunk_events(chunks))
+    reference = list(normalize([source_bytes(api, "sample")]))
+    assert view(events) == view(reference)
+    assert events[-1] == reference[-1]
