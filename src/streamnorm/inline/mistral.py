@@ -19,7 +19,7 @@ from .base import ParserOptions, ToolCallParser, register
 from .calls import SectionContext
 from .engine import InlineParser, Opener
 from .jsonargs import DONE, STOPPED, CallObject, RawValue
-from .scanner import MAX_WS, MORE, MarkerSet
+from .scanner import MAX_WS, MORE, MarkerSet, skip_ws
 
 __all__ = ["MistralSection", "mistral_call_id"]
 
@@ -152,8 +152,8 @@ class MistralSection:
         j, marker = _HEADER_END.find(buf, i, cur.final)
         text = buf[i:j]
         if marker is None or marker == "\n" or j - i > _MAX_HEADER:
-            if marker is None and not cur.final and j - i <= _MAX_HEADER:
-                return False  # the name goes on
+            if marker is None and (cur.final or j - i <= _MAX_HEADER):
+                return False  # the name goes on (or finish() reports the cut)
             cur.take(j)
             ctx.calls.malformed(
                 "malformed_tool_call", "no [ARGS] after the tool name", cur.raw(), ctx.prose
@@ -208,10 +208,11 @@ def _confirm(buf: str, i: int, final: bool) -> bool | None:
     follows; prose that mentions the token stays text. Bounded lookahead."""
     if _BODY.match(buf, i):
         return True
-    if final:
-        return False
     m = _PARTIAL.match(buf, i)
-    return None if m is not None and m.end() == len(buf) else False
+    if m is None or m.end() != len(buf):
+        return False
+    # At the end of input a name cut off after the token is a cut call.
+    return (m.end() > skip_ws(buf, i)) if final else None
 
 
 def _make(options: ParserOptions) -> ToolCallParser:

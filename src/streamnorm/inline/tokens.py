@@ -58,10 +58,10 @@ class TokenSection:
     __slots__ = (
         "_call",
         "_ctx",
+        "_detail",
         "_ends",
         "_g",
         "_hdr",
-        "_junk",
         "_sectioned",
         "_state",
         "_stop",
@@ -79,7 +79,7 @@ class TokenSection:
             (*grammar.header_ends, grammar.call_close, grammar.section_close, grammar.call_open)
         )
         self._hdr: list[str] = []
-        self._junk: list[str] = []
+        self._detail = "unexpected text in the call section"
         self._value: RawValue | None = None
         self._call: int | None = None
         self.made = 0
@@ -115,7 +115,7 @@ class TokenSection:
                 self._hdr.clear()
                 named = g.header(header) if marker in g.header_ends else None
                 if named is None:
-                    calls.error("malformed_tool_call", "unreadable call header", cur.raw())
+                    self._detail = "unreadable call header"
                     self._state = _JUNK
                     continue
                 assert marker is not None
@@ -168,18 +168,22 @@ class TokenSection:
                     self._end_call()
                     continue
                 self._end_call()
+                self._detail = "unexpected text after the call's arguments"
                 self._state = _JUNK
             else:  # _JUNK: skip to the next call marker or the section close
                 j, marker = self._stop.find(buf, i, final)
-                self._junk.append(cur.take(j))
+                cur.take(j)
                 if marker is None:
                     return False
-                junk = "".join(self._junk)
-                self._junk.clear()
-                if junk.strip():
-                    calls.error("malformed_tool_call", "unexpected text in the call section", junk)
                 if marker == g.call_close:
                     cur.take(j + len(marker))
+                raw = cur.raw()  # since the last complete call
+                if raw.strip():
+                    if self.made:
+                        calls.error("malformed_tool_call", self._detail, raw)
+                    else:
+                        calls.malformed("malformed_tool_call", self._detail, raw, ctx.prose)
+                self._detail = "unexpected text in the call section"
                 self._state = _BETWEEN
                 cur.start_log()
 

@@ -1,0 +1,273 @@
+"""Malformed and truncated calls: reported with their raw text, nothing invented.
+
+Reference §2.5, §2.6, §6.8. Every case is checked whole, per character and
+under random splits, like the dialect samples.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from streamnorm.inline import get_parser
+
+from .test_inline_samples import Call, fold, random_splits
+
+CUT = 'Writing it.\n<tool_call>\n{"name": "write", "arguments": {"content": "Filing'
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    dialect: str
+    source: str
+    text: str
+    calls: tuple[Call, ...]
+    errors: tuple[tuple[str, str | None], ...]  # kind, raw (None: not checked)
+    reasoning: str = ""
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return self.id
+
+
+CASES = [
+    # -- truncated inside a string value: call incomplete, raw since the opener
+    Case(
+        "hermes-cut-in-string",
+        "hermes",
+        CUT,
+        "Writing it.\n",
+        (("write", '{"content": "Filing', "incomplete"),),
+        (("unclosed_tool_call", CUT[len("Writing it.\n") :]),),
+    ),
+    Case(
+        "qwen3coder-cut-in-value",
+        "qwen3_coder",
+        "<tool_call>\n<function=write_file>\n<parameter=content>\nline 1\nline",
+        "",
+        (("write_file", '{"content": "line 1\\nline', "incomplete"),),
+        (
+            (
+                "unclosed_tool_call",
+                "<tool_call>\n<function=write_file>\n<parameter=content>\nline 1\nline",
+            ),
+        ),
+    ),
+    Case(
+        "glm-cut-in-value",
+        "glm45",
+        "<tool_call>f\n<arg_key>q</arg_key>\n<arg_value>hel",
+        "",
+        (("f", '{"q": "hel', "incomplete"),),
+        (("unclosed_tool_call", "<tool_call>f\n<arg_key>q</arg_key>\n<arg_value>hel"),),
+    ),
+    Case(
+        "mistral-cut-in-args",
+        "mistral",
+        'Ok.[TOOL_CALLS]write[ARGS]{"content": "ab',
+        "Ok.",
+        (("write", '{"content": "ab', "incomplete"),),
+        (("unclosed_tool_call", '[TOOL_CALLS]write[ARGS]{"content": "ab'),),
+    ),
+    Case(
+        "llama3-cut-in-args",
+        "llama3_json",
+        '<|python_tag|>{"name": "w", "parameters": {"c": "a\\"b',
+        "",
+        (("w", '{"c": "a\\"b', "incomplete"),),
+        (("unclosed_tool_call", '<|python_tag|>{"name": "w", "parameters": {"c": "a\\"b'),),
+    ),
+    Case(
+        "pythonic-cut-in-call",
+        "pythonic",
+        '[get_weather(city="Paris"), write(c="ab',
+        "",
+        (("get_weather", '{"city": "Paris"}', None), ("write", "{", "incomplete")),
+        (("unclosed_tool_call", ', write(c="ab'),),
+    ),
+    Case(
+        "deepseek-cut-in-args",
+        "deepseek_v3",
+        '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{"a": [1, 2',
+        "",
+        (("f", '{"a": [1, 2', "incomplete"),),
+        (("unclosed_tool_call", None),),
+    ),
+    Case(
+        "kimi-cut-in-args",
+        "kimi_k2",
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0"
+        '<|tool_call_argument_begin|>{"a": "x',
+        "",
+        (("f", '{"a": "x', "incomplete"),),
+        (("unclosed_tool_call", None),),
+    ),
+    Case(
+        "harmony-cut-in-call",
+        "harmony",
+        '<|channel|>commentary to=functions.f <|constrain|>json<|message|>{"a": "x',
+        "",
+        (("f", '{"a": "x', "incomplete"),),
+        (("unclosed_tool_call", None),),
+    ),
+    # -- an opener that never got a name: no call
+    Case(
+        "hermes-unnamed-cut",
+        "hermes",
+        'Hi <tool_call>\n{"na',
+        "Hi ",
+        (),
+        (("unclosed_tool_call", '<tool_call>\n{"na'),),
+    ),
+    Case(
+        "hermes-unnamed-cut-as-text",
+        "hermes",
+        'Hi <tool_call>\n{"na',
+        'Hi <tool_call>\n{"na',
+        (),
+        (),
+        options={"on_malformed": "text"},
+    ),
+    Case(
+        "mistral-name-cut",
+        "mistral",
+        "[TOOL_CALLS]get_wea",
+        "",
+        (),
+        (("unclosed_tool_call", "[TOOL_CALLS]get_wea"),),
+    ),
+    # -- closed blocks that yield no call
+    Case(
+        "hermes-no-name",
+        "hermes",
+        'Before <tool_call>{"tool": "x", "arguments": {}}</tool_call> after',
+        "Before  after",
+        (),
+        (("malformed_tool_call", '<tool_call>{"tool": "x", "arguments": {}}</tool_call>'),),
+    ),
+    Case(
+        "hermes-not-json",
+        "hermes",
+        "<tool_call>{name: f}</tool_call>",
+        "",
+        (),
+        (("malformed_tool_call", "<tool_call>{name: f}</tool_call>"),),
+    ),
+    Case(
+        "hermes-not-json-as-text",
+        "hermes",
+        "<tool_call>{name: f}</tool_call>",
+        "<tool_call>{name: f}</tool_call>",
+        (),
+        (),
+        options={"on_malformed": "text"},
+    ),
+    Case(
+        "hermes-unbalanced-arguments",
+        "hermes",
+        '<tool_call>{"name": "f", "arguments": {"a": [1}</tool_call>Next.',
+        "Next.",
+        (("f", '{"a": [1}', "incomplete"),),
+        (("malformed_tool_call", None),),
+    ),
+    Case(
+        "hermes-junk-after-call",
+        "hermes",
+        '<tool_call>{"name": "f", "arguments": {}} trailing</tool_call>',
+        "",
+        (("f", "{}", None),),
+        (("malformed_tool_call", "trailing"),),
+    ),
+    Case(
+        "deepseek-bad-header",
+        "deepseek_v31",
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜><｜tool▁sep｜>{}<｜tool▁call▁end｜>"
+        "<｜tool▁calls▁end｜>",
+        "",
+        (),
+        (
+            (
+                "malformed_tool_call",
+                "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜><｜tool▁sep｜>{}<｜tool▁call▁end｜>",
+            ),
+        ),
+    ),
+    Case(
+        "harmony-bad-header",
+        "harmony",
+        "<|channel|>final <|foo|><|message|>Hi.<|return|>",
+        "Hi.",
+        (),
+        (("malformed_header", "<|channel|>final <|foo|>"),),
+    ),
+    # -- values that do not fit their schema type
+    Case(
+        "qwen3coder-invalid-integer",
+        "qwen3_coder",
+        "<tool_call>\n<function=get_weather>\n<parameter=days>\nmany\n</parameter>\n"
+        "</function>\n</tool_call>",
+        "",
+        (("get_weather", '{"days": "many"}', None),),
+        (("invalid_parameter_value", "many"),),
+        options={"tools": {"get_weather": {"properties": {"days": {"type": "integer"}}}}},
+    ),
+    Case(
+        "pythonic-non-literal",
+        "pythonic",
+        "[f(a=1, b=os.getcwd(), 2)]",
+        "",
+        (("f", '{"a": 1, "b": "os.getcwd()"}', None),),
+        (("invalid_parameter_value", "b=os.getcwd()"), ("invalid_parameter_value", "2")),
+    ),
+    # -- unknown tool: reported, the call kept
+    Case(
+        "hermes-unknown-tool",
+        "hermes",
+        '<tool_call>{"name": "rm_rf", "arguments": {}}</tool_call>',
+        "",
+        (("rm_rf", "{}", None),),
+        (("unknown_tool", "rm_rf"),),
+        options={"tools": [{"type": "function", "function": {"name": "ls"}}]},
+    ),
+]
+
+
+def check(case: Case, chunks: list[str]) -> None:
+    out = fold(case.dialect, chunks, **case.options)
+    assert out.text == case.text
+    assert out.reasoning == case.reasoning
+    assert tuple((c.name, c.arguments, c.error) for c in out.calls) == case.calls
+    assert all(c.closed for c in out.calls)
+    assert len(out.errors) == len(case.errors), out.errors
+    for got, (kind, raw) in zip(out.errors, case.errors, strict=True):
+        assert got.kind == kind
+        if raw is not None:
+            assert got.raw == raw
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_whole_per_char_and_split(case: Case) -> None:
+    check(case, [case.source])
+    check(case, list(case.source))
+    for chunks in random_splits(case.source, 200, seed=7):
+        check(case, chunks)
+
+
+def test_parse_all_equals_push_and_finish() -> None:
+    for case in CASES:
+        a = get_parser(case.dialect, **case.options).parse_all(case.source)
+        p = get_parser(case.dialect, **case.options)
+        b = p.push_text(case.source) + p.finish()
+        assert a == b
+
+
+def test_finish_twice_and_push_after_finish_raise() -> None:
+    p = get_parser("hermes")
+    p.finish()
+    with pytest.raises(RuntimeError):
+        p.finish()
+    with pytest.raises(RuntimeError):
+        p.push_text("x")
