@@ -502,6 +502,16 @@ def test_render_colors_a_terminal_unless_no_color() -> None:
     assert ANSI not in _render_on_terminal({"TERM": "xterm", "NO_COLOR": "1"})
 
 
+def test_render_and_demo_on_an_ascii_only_output() -> None:
+    data = _chat_stream(["Café ☕ ready"])
+    proc = cli("render", "-", stdin=data, env={"PYTHONIOENCODING": "ascii"})
+    assert proc.returncode == 0, proc.stderr
+    assert b"Caf\\xe9 \\u2615 ready" in proc.stdout
+    assert b"usage: input 0 | output 0 | total 0" in proc.stdout
+    demo = cli("demo", env={"PYTHONIOENCODING": "ascii"})
+    assert demo.returncode == 0 and b"= blocks, thinking" in demo.stdout
+
+
 def test_render_truncated_stream(tmp_path: Path) -> None:
     data = sample_streams.read("responses")
     proc = cli("render", "-", stdin=data[: len(data) - 1500])

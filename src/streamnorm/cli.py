@@ -107,10 +107,6 @@ def _error_line(message: str) -> None:
     _write_stderr(f"{PROG}: error: {_one_line(message)}\n")
 
 
-def _warning_line(message: str) -> None:
-    _write_stderr(f"{PROG}: warning: {_one_line(message)}\n")
-
-
 def _write_stderr(text: str) -> None:
     stream = sys.stderr
     if stream is None:
@@ -1116,6 +1112,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = build_parser()
+    for stream in (sys.stdout, sys.stderr):
+        # A terminal or pipe that cannot show some character gets an escape
+        # for it rather than an exception (JSON output goes out as UTF-8 bytes).
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and not _unicode_ok(stream):
+            reconfigure(errors="backslashreplace")
     try:
         args = parser.parse_args(argv)
         handler = getattr(args, "handler", None)
