@@ -90,6 +90,7 @@ class _Channel:
 
     __slots__ = (
         "cur",
+        "first",
         "is_text",
         "pending_ws",
         "region",
@@ -108,6 +109,8 @@ class _Channel:
         self.structural = False  # a structural element has been consumed
         self.seg_open = False  # the current prose segment has non-whitespace text
         self.pending_ws: list[str] = []
+        # First characters of the markers active in the current state (fast path).
+        self.first: frozenset[str] = frozenset()
 
 
 class InlineParser:
@@ -133,6 +136,8 @@ class InlineParser:
         self._extract = options.calls_in_reasoning == "extract"
         self._sets: dict[tuple[bool, int, bool, bool], tuple[MarkerSet, dict[str, Role]]] = {}
         self._finished = False
+        for ch in (self._text, self._reasoning):
+            ch.first = self._active(ch)[0].first
 
     # -- protocol --------------------------------------------------------
 
@@ -167,20 +172,22 @@ class InlineParser:
             raise RuntimeError("the parser is finished")
         if not text:
             return ParserOutput()
-        if ch.section is None and ch.seg_open and ch.cur.rest == 0:
-            markers, _ = self._active(ch)
-            if not markers.could_start(text):
-                # Fast path: no marker can begin in this text.
+        if ch.seg_open and ch.section is None and ch.cur.pos >= len(ch.cur.buf):
+            first = ch.first
+            if text not in first if len(text) == 1 else not any(c in text for c in first):
+                # Fast path: nothing held, and no marker can begin in this text.
                 kind = TextPiece if ch.is_text and ch.region == _TEXT else ReasoningPiece
                 return ParserOutput((kind(text),))
         ch.cur.feed(text)
         self._run(ch)
+        ch.first = self._active(ch)[0].first
         return self._drain()
 
     def _drain(self) -> ParserOutput:
         out = self._out
-        if not out:
-            return ParserOutput()
+        if len(out) <= 1:
+            single = ParserOutput((out.pop(),)) if out else ParserOutput()
+            return single
         # Merge adjacent prose pieces of the same kind: fewer, larger deltas.
         merged: list[Piece] = []
         for p in out:

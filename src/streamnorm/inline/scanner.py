@@ -102,7 +102,7 @@ class MarkerSet:
     as a prefix, which holds for every dialect's marker set.
     """
 
-    __slots__ = ("_first", "_longest", "_prefixes", "_re", "markers")
+    __slots__ = ("_first", "_longest", "_prefixes", "_re", "first", "markers")
 
     def __init__(self, markers: Iterable[str]) -> None:
         ms = sorted({m for m in markers if m}, key=lambda m: (-len(m), m))
@@ -110,6 +110,7 @@ class MarkerSet:
         self._re = re.compile("|".join(re.escape(m) for m in ms)) if ms else None
         self._prefixes = frozenset(m[:k] for m in ms for k in range(1, len(m)))
         self._first = frozenset(m[0] for m in ms)
+        self.first = self._first  # characters that can begin a marker
         self._longest = max((len(m) for m in ms), default=0)
 
     def __bool__(self) -> bool:

@@ -112,10 +112,12 @@ class NormalizingStream:
         """The output events for one upstream event, in order."""
         if self._done:
             self._after_done(ev)
-        elif isinstance(ev, TextDelta):
-            self._see(ev.index)
-            self._prose_upstream.add(ev.index)
-            self._apply(self._parser.push_text(ev.delta), _TEXT_CH, ev.index)
+        elif type(ev) is TextDelta:  # the hot path: one call per model token
+            u = ev.index
+            if u > self._max_seen:
+                self._see(u)
+            self._prose_upstream.add(u)
+            self._apply(self._parser.push_text(ev.delta), _TEXT_CH, u)
         elif isinstance(ev, ThinkingDelta):
             self._thinking(ev)
         elif isinstance(ev, ToolCallDelta):
@@ -239,14 +241,20 @@ class NormalizingStream:
     def _apply(self, output: ParserOutput, channel: str | None, u: int | None) -> None:
         out = self._out
         for p in output.pieces:
-            if isinstance(p, TextPiece):
-                out.append(self._prose_block(channel, TEXT, u), p.text)
-            elif isinstance(p, ReasoningPiece):
-                out.append(self._prose_block(channel, THINKING, u), p.text)
-            elif isinstance(p, CallArgs):
+            # Dispatch on the exact type: pieces are final classes, and this
+            # loop runs once per model token.
+            tp = type(p)
+            if tp is CallArgs:
+                assert isinstance(p, CallArgs)
                 b = self._calls.get(p.call)
                 if b is not None:
                     out.append_args(b, p.delta)
+            elif tp is TextPiece:
+                assert isinstance(p, TextPiece)
+                out.append(self._prose_block(channel, TEXT, u), p.text)
+            elif tp is ReasoningPiece:
+                assert isinstance(p, ReasoningPiece)
+                out.append(self._prose_block(channel, THINKING, u), p.text)
             elif isinstance(p, CallOpen):
                 ch = channel or _TEXT_CH
                 cur = self._cur[ch]
@@ -281,7 +289,7 @@ class NormalizingStream:
             if cur is not None and not cur.ended:
                 self._out.end(cur)
             cur = self._cur[channel] = self._out.open_prose(self._alloc(u), kind)
-        if u is not None:
+        if u is not None and self._fed_by.get(u) is not cur:
             self._fed_by[u] = cur
             sig = self._pending_sig.pop(u, None)
             if sig is not None and kind == THINKING:
