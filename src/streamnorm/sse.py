@@ -1,0 +1,560 @@
+"""Server-Sent Events framing: the WHATWG HTML "event stream interpretation", sans-IO.
+
+`SSEDecoder` turns the bytes of a ``text/event-stream`` body, cut into chunks
+anywhere, into `ServerSentEvent` values. It does no I/O and knows nothing about
+JSON or any LLM API: feed it bytes, get back the events those bytes completed::
+
+    decoder = SSEDecoder()
+    for chunk in body_chunks:
+        for event in decoder.feed(chunk):
+            handle(event)
+    decoder.flush()            # end of input: the spec discards an unfinished block
+    last = decoder.pending()   # ...this is what that block would have dispatched
+
+The rules are those of the living standard (html.spec.whatwg.org, "Interpreting
+an event stream"):
+
+* the body is UTF-8; invalid bytes become U+FFFD; one leading BOM is dropped;
+* lines end with CR LF, LF or CR;
+* a line starting with ``:`` is a comment; otherwise the text before the first
+  ``:`` is the field name and the text after it, minus one leading space, the
+  value; a line without ``:`` is a field with an empty value;
+* ``data`` appends its value and a LF to the data buffer, ``event`` sets the
+  event type, ``id`` sets the last-event-id buffer unless the value contains
+  U+0000, ``retry`` sets the reconnection time if the value is all ASCII digits
+  (here: and below 2**63); other fields are ignored;
+* a blank line dispatches: if the data buffer is empty nothing is dispatched,
+  otherwise an event with the data minus its final LF, of type ``"message"``
+  if none was set; then data and type are reset (the last-event-id is kept);
+* at the end of the input an unfinished block is discarded.
+
+For any split of the same bytes into chunks, the concatenation of what `feed`
+returns (and of what an `SSELimitError` carries) is the same.
+
+How it stays fast: no Python code runs per character. A chunk is split into
+lines once, in C (`bytes.split` on LF, or `bytes.splitlines`, which breaks at
+exactly CR, LF and CR LF, for chunks that contain a CR); the unterminated rest
+waits for the next chunk. Fields are recognised on bytes and only values are
+decoded. That is the same as decoding the whole stream first, because every
+byte the parser cuts at (LF, CR, ``:``, space) is ASCII, and UTF-8 never uses
+an ASCII byte inside a multi-byte sequence, nor lets a broken sequence swallow
+one: decoding the pieces gives the same text, U+FFFD for U+FFFD. Event data is
+decoded once, at dispatch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, NoReturn, overload
+
+import orjson
+
+__all__ = ["Comment", "SSEDecoder", "SSELimitError", "ServerSentEvent"]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSentEvent:
+    """One dispatched event.
+
+    `event` is the event type (``"message"`` when the block set none) and
+    `data` the data buffer without its final LF. `id` is the last-event-id
+    buffer at dispatch time, which the spec keeps across events: an event
+    without an ``id`` line carries the id of an earlier one. `retry` is the
+    value of the last valid ``retry`` line in this event's block, or None.
+    """
+
+    event: str = "message"
+    data: str = ""
+    id: str = ""
+    retry: int | None = None
+
+    def json(self) -> Any:
+        """`data` parsed as JSON (with orjson); raises `orjson.JSONDecodeError`."""
+        return orjson.loads(self.data)
+
+
+@dataclass(frozen=True, slots=True)
+class Comment:
+    """A comment line (one that starts with ``:``), usually a keep-alive.
+
+    Only returned by a decoder made with ``comments=True``. `text` is what
+    follows the colon, verbatim (``": ping"`` gives ``" ping"``). A type of its
+    own rather than an event named ``"comment"``, so that a keep-alive can never
+    be mistaken for a real event of that name.
+    """
+
+    text: str
+
+
+class SSELimitError(Exception):
+    """The input broke `SSEDecoder`'s ``max_line_bytes`` limit.
+
+    `SSEDecoder.feed` raises it as soon as either
+
+    * a line, without its terminator, is longer than ``max_line_bytes`` bytes.
+      An unterminated line counts while it is still arriving, so an endless
+      line fails when it crosses the limit, not at a newline that never comes;
+    * the data of one event (its ``data`` values as UTF-8 bytes, joined by LF,
+      as it would be dispatched) is longer than ``max_line_bytes`` bytes.
+
+    `limit` names the limit (``"max_line_bytes"``) and `value` is its setting;
+    `part` says what broke it, ``"line"`` or ``"data"``. `events` holds what the
+    failing `feed` call had completed before that point, in order, so that
+    nothing before the offending input is lost: the same kind of items as
+    `feed` returns (typed loosely, since an exception cannot know the decoder's
+    type parameter). The decoder is unusable
+    afterwards: every later `feed` or `flush` raises again.
+    """
+
+    limit: str
+    value: int
+    part: str
+    events: list[Any]
+
+    def __init__(self, part: str, value: int, events: list[Any] | None = None) -> None:
+        what = "a line" if part == "line" else "the data of one event"
+        super().__init__(f"{what} is longer than max_line_bytes={value}")
+        self.limit = "max_line_bytes"
+        self.value = value
+        self.part = part
+        self.events = [] if events is None else events
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.part, self.value, self.events))
+
+
+if TYPE_CHECKING:
+    # What feed() returns a list of: events, and comments too if comments=True.
+    # The default lets a plain `SSEDecoder` annotation mean the usual case.
+    # typing_extensions is needed by type checkers only (they bundle it).
+    from typing_extensions import TypeVar
+
+    _Item = TypeVar("_Item", ServerSentEvent, ServerSentEvent | Comment, default=ServerSentEvent)
+else:
+    from typing import TypeVar
+
+    _Item = TypeVar("_Item")
+
+_BOM: Final = b"\xef\xbb\xbf"
+# A retry of 2**63 ms or more is ignored. Nothing can wait that long, and it
+# keeps int() (quadratic in the number of digits) away from huge digit strings.
+_RETRY_DIGITS: Final = 19
+_RETRY_MAX: Final = 2**63
+# Every _FOLD_BYTES of data, the data lines kept so far are joined into one
+# bytearray, so that the per-object overhead of many short lines stays bounded.
+_FOLD_BYTES: Final = 64 * 1024
+
+
+class _EventBuilder:
+    """Same memory layout as ServerSentEvent, but mutable: see `_new_event`."""
+
+    __slots__ = ("event", "data", "id", "retry")  # noqa: RUF023 (ServerSentEvent's order)
+    event: str
+    data: str
+    id: str
+    retry: int | None
+
+
+_new_object = object.__new__
+
+
+def _new_event(event: str, data: str, id: str, retry: int | None) -> ServerSentEvent:
+    """Make a ServerSentEvent for about a third of the cost of calling the class.
+
+    The frozen dataclass __init__ stores each field through object.__setattr__,
+    which is slow, and at one event per kilobyte or so of stream that shows.
+    Here the fields go into an object of a mutable class with the identical
+    slot layout, whose class is then switched: Python allows that assignment
+    exactly when the layouts match (and raises TypeError otherwise). The result
+    is an ordinary ServerSentEvent.
+    """
+    ev = _new_object(_EventBuilder)
+    ev.event = event
+    ev.data = data
+    ev.id = id
+    ev.retry = retry
+    ev.__class__ = ServerSentEvent  # type: ignore[assignment]
+    return ev  # type: ignore[return-value]
+
+
+def _text(raw: bytes | bytearray) -> str:
+    return raw.decode("utf-8", "replace")
+
+
+def _retry(value: bytes) -> int | None:
+    """The reconnection time that a ``retry`` value sets, or None if it sets none."""
+    if not value.isdigit():  # bytes.isdigit(): non-empty, ASCII 0-9 only
+        return None
+    value = value.lstrip(b"0") or b"0"
+    if len(value) > _RETRY_DIGITS:
+        return None
+    n = int(value)
+    return n if n < _RETRY_MAX else None
+
+
+def _fold(data: list[bytes | bytearray]) -> None:
+    """Replace the items of a data buffer by one bytearray: the items joined by LF.
+
+    Amortized linear: the bytearray of an earlier fold is extended in place.
+    """
+    first = data[0]
+    if type(first) is not bytearray:
+        first = bytearray(first)
+    if len(data) > 1:
+        first += b"\n"
+        first += b"\n".join(data[1:])
+    data[:] = (first,)
+
+
+class SSEDecoder(Generic[_Item]):
+    """Incremental, sans-IO decoder of one ``text/event-stream`` body.
+
+    Call `feed` with each chunk of bytes as it arrives (any size, cut anywhere)
+    and `flush` once at the end; `pending` then tells what an unfinished final
+    block would have dispatched.
+
+    With ``comments=True``, comment lines come back too, as `Comment` values in
+    stream order among the events. The return type follows the option:
+    ``SSEDecoder()`` is an ``SSEDecoder[ServerSentEvent]``, whose `feed` returns
+    ``list[ServerSentEvent]``; ``SSEDecoder(comments=True)`` is an
+    ``SSEDecoder[ServerSentEvent | Comment]``. A plain ``SSEDecoder`` annotation
+    means the former.
+
+    ``max_line_bytes`` bounds memory (see `SSELimitError` for the exact rules):
+    besides the chunk being fed, the decoder keeps at most one partial line and
+    the data of one event, each within the limit, so memory is
+    O(max_line_bytes) whatever the input.
+
+    `last_event_id` is the spec's "last event ID string", updated at every
+    blank line: what a reconnecting client sends as ``Last-Event-ID``.
+    `reconnection_time` is the last valid ``retry`` value (milliseconds) or
+    None; unlike the `retry` of events, it also sees blocks without data.
+
+    Cost: O(len(chunk)) per `feed`, with a small constant per chunk, per line
+    and per event. Nothing is ever rescanned: a line that arrives in many
+    pieces costs O(len(piece)) per piece, appended in place, plus a few copies
+    of the line when it completes; so feeding one byte at a time is linear too.
+    """
+
+    __slots__ = (
+        "_at_start",
+        "_bom_head",
+        "_comments",
+        "_data",
+        "_error",
+        "_event",
+        "_finished",
+        "_first_mark",
+        "_id",
+        "_last_event_id",
+        "_long",
+        "_mark",
+        "_max",
+        "_pending",
+        "_prelude",
+        "_reconnection_time",
+        "_retry",
+        "_size",
+        "_skip_lf",
+        "_tail",
+    )
+
+    @overload
+    def __init__(
+        self: SSEDecoder[ServerSentEvent],
+        *,
+        comments: Literal[False] = False,
+        max_line_bytes: int = 16 * 1024 * 1024,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: SSEDecoder[ServerSentEvent | Comment],
+        *,
+        comments: bool,
+        max_line_bytes: int = 16 * 1024 * 1024,
+    ) -> None: ...
+    def __init__(self, *, comments: bool = False, max_line_bytes: int = 16 * 1024 * 1024) -> None:
+        if isinstance(max_line_bytes, bool) or not isinstance(max_line_bytes, int):
+            raise TypeError("max_line_bytes must be an int")
+        if max_line_bytes < 1:
+            raise ValueError("max_line_bytes must be at least 1")
+        self._comments = bool(comments)
+        self._max = max_line_bytes
+        # Input. The partial line (the bytes after the last line terminator
+        # seen, never a CR or LF) is _tail, or _long while it spans more than
+        # one chunk, when it must grow in place; at most one is non-empty and
+        # its length is at most _max.
+        self._tail = b""
+        self._long = bytearray()
+        self._at_start = True  # still where a BOM may be
+        self._bom_head = b""  # a proper prefix of the BOM, seen at the very start
+        self._skip_lf = False  # the last chunk ended with CR: a LF next is part of CR LF
+        # True while anything above or below needs attention at the next chunk.
+        self._prelude = True
+        self._error: SSELimitError | None = None
+        self._finished = False
+        self._pending: ServerSentEvent | None = None
+        # The block. The spec's data buffer is the items of _data, each followed
+        # by LF. _size is its length in bytes once it holds two items or more,
+        # else 0: one item is at most one line, so within the limit, and
+        # single-line data is by far the most common. _mark is the _size at
+        # which the next fold, or the check against the limit, is due.
+        self._data: list[bytes | bytearray] = []
+        self._size = 0
+        self._first_mark = min(_FOLD_BYTES, max_line_bytes + 1)
+        self._mark = self._first_mark
+        self._event = ""
+        self._id = ""
+        self._retry: int | None = None
+        self._last_event_id = ""
+        self._reconnection_time: int | None = None
+
+    @property
+    def last_event_id(self) -> str:
+        """The last event ID string: the id buffer as of the latest blank line."""
+        return self._last_event_id
+
+    @property
+    def reconnection_time(self) -> int | None:
+        """The latest valid ``retry`` value in milliseconds, or None."""
+        return self._reconnection_time
+
+    def feed(self, chunk: bytes) -> list[_Item]:
+        """Decode the next chunk; return the events (and comments) it completes.
+
+        Raises `SSELimitError` when the input breaks the limit, and
+        `RuntimeError` after `flush`.
+        """
+        if self._prelude:
+            chunk = self._start_chunk(chunk)
+            if not chunk:
+                return []
+        lines = self._split_cr(chunk) if b"\r" in chunk else chunk.split(b"\n")
+        # Invariant: lines[0] completes the partial line, lines[-1] is the next.
+        tail = self._tail
+        if len(lines) == 1 or len(tail) + len(chunk) > self._max:
+            # No terminator, or a line here might be over the limit.
+            return self._feed_rare(chunk, lines)
+        if tail:
+            lines[0] = tail + lines[0]
+        self._tail = lines.pop()
+        return self._lines(lines)
+
+    def flush(self) -> list[_Item]:
+        """End the input; return the events this completes (per the spec, none).
+
+        The spec discards an unfinished final block (one not closed by a blank
+        line), so this returns an empty list; `pending` tells what the block
+        would have been. Afterwards `feed` raises `RuntimeError`; `flush` may be
+        called again.
+        """
+        if self._error is not None:
+            self._fail(self._error.part, [])
+        if not self._finished:
+            self._pending = self._would_dispatch()
+            self._finished = self._prelude = True
+            self._tail = b""
+            self._long = bytearray()
+            self._data = []
+        return []
+
+    def pending(self) -> ServerSentEvent | None:
+        """The event that the unfinished final block would dispatch, or None.
+
+        After `flush`, this is the block that the spec made `flush` discard:
+        the lines after the last blank line, including a last line with no
+        terminator at all (``b'data: {"x": 1}'`` at the end of the input),
+        read as if a blank line followed. None if that block has no data.
+        Before `flush` it answers the same question for the input so far.
+
+        It never raises and does not apply the data limit. Cost: O(size of the
+        block).
+        """
+        if self._finished:
+            return self._pending
+        if self._error is not None:
+            return None
+        return self._would_dispatch()
+
+    # -- internals --------------------------------------------------------
+
+    def _start_chunk(self, chunk: bytes) -> bytes:
+        """The rare per-chunk work: failure, end, BOM, CR LF split, long line."""
+        if self._error is not None:
+            self._fail(self._error.part, [])
+        if self._finished:
+            raise RuntimeError("SSEDecoder.feed() called after flush()")
+        if self._at_start:
+            head = self._bom_head + chunk
+            if len(head) < len(_BOM) and _BOM.startswith(head):
+                self._bom_head = head  # too short to tell yet
+                return b""
+            self._at_start = False
+            self._bom_head = b""
+            chunk = head[len(_BOM) :] if head.startswith(_BOM) else head
+        if self._skip_lf and chunk:
+            self._skip_lf = False
+            if chunk[0] == 0x0A:
+                chunk = chunk[1:]
+        if self._long:
+            if b"\n" not in chunk and b"\r" not in chunk:  # it grows: O(len(chunk))
+                if len(self._long) + len(chunk) > self._max:
+                    self._fail("line", [])
+                self._long += chunk
+                return b""
+            # The long line ends in this chunk: hand it to feed() as _tail.
+            self._tail = bytes(self._long)
+            self._long = bytearray()
+        self._prelude = self._skip_lf  # (_at_start is False by now)
+        return chunk
+
+    def _split_cr(self, chunk: bytes) -> list[bytes]:
+        """Split a chunk that contains a CR as `bytes.split` on LF would.
+
+        bytes.splitlines() breaks at exactly CR, LF and CR LF (str.splitlines
+        knows more terminators) but leaves out the empty item after a final
+        terminator, which is put back here.
+        """
+        lines = chunk.splitlines()
+        last = chunk[-1]
+        if last == 0x0D:  # CR LF may straddle chunks: drop a LF that starts the next
+            self._skip_lf = self._prelude = True
+        if last == 0x0D or last == 0x0A:
+            lines.append(b"")
+        return lines
+
+    def _feed_rare(self, chunk: bytes, lines: list[bytes]) -> list[Any]:
+        """`feed` for a chunk without terminator, or one that may break the limit."""
+        limit = self._max
+        if len(lines) == 1:  # the partial line grows; from now on in place, in _long
+            if len(self._tail) + len(chunk) > limit:
+                self._fail("line", [])
+            self._long += self._tail
+            self._long += chunk
+            self._tail = b""
+            self._prelude = True
+            return []
+        if self._tail:
+            lines[0] = self._tail + lines[0]
+        self._tail = lines.pop()
+        for i, line in enumerate(lines):
+            if len(line) > limit:
+                self._fail("line", self._lines(lines[:i]))  # what came before counts
+        out = self._lines(lines)
+        if len(self._tail) > limit:
+            self._fail("line", out)
+        return out
+
+    def _fail(self, part: str, out: list[Any]) -> NoReturn:
+        self._error = SSELimitError(part, self._max)
+        self._prelude = True
+        raise SSELimitError(part, self._max, out)
+
+    def _lines(self, lines: list[bytes]) -> list[Any]:
+        """Interpret complete lines (without terminators); return what they dispatch.
+
+        The hot loop: the block's state lives in locals and is stored back at
+        the end. Per line, one slice-and-compare recognises ``data: `` or
+        ``event: ``, and other lines cost a find(); per event there is one
+        decode, one object, and a join only for multi-line data.
+        """
+        out: list[Any] = []
+        data = self._data
+        size = self._size
+        mark = self._mark
+        event = self._event
+        last_id = self._id
+        seen_id = self._last_event_id
+        retry = self._retry
+        make = _new_event
+        for line in lines:
+            if not line:  # blank line: dispatch
+                if data:
+                    raw = data[0] if len(data) == 1 else b"\n".join(data)
+                    text = raw.decode("utf-8", "replace")
+                    out.append(make(event or "message", text, last_id, retry))
+                    data = []
+                    size = 0
+                    mark = self._first_mark
+                event = ""
+                retry = None
+                seen_id = last_id
+                continue
+            if line[:6] == b"data: ":
+                value = line[6:]
+            elif line[:7] == b"event: ":
+                event = line[7:].decode("utf-8", "replace")
+                continue
+            else:
+                colon = line.find(b":")
+                if colon == 0:
+                    if self._comments:
+                        out.append(Comment(_text(line[1:])))
+                    continue
+                if colon < 0:
+                    name = line
+                    value = b""
+                else:
+                    name = line[:colon]
+                    if line[colon + 1 : colon + 2] == b" ":
+                        colon += 1
+                    value = line[colon + 1 :]
+                if name != b"data":
+                    if name == b"event":
+                        event = _text(value)
+                    elif name == b"id":
+                        if b"\0" not in value:
+                            last_id = _text(value)
+                    elif name == b"retry":
+                        n = _retry(value)
+                        if n is not None:
+                            retry = self._reconnection_time = n
+                    continue
+            if not data:
+                data.append(value)
+                continue
+            data.append(value)
+            size += len(value) + 1 if size else len(data[0]) + len(value) + 2
+            if size > mark:
+                if size - 1 > self._max:  # dispatched data has no final LF
+                    self._fail("data", out)
+                _fold(data)
+                mark = min(size + _FOLD_BYTES, self._max + 1)
+        self._data = data
+        self._size = size
+        self._mark = mark
+        self._event = event
+        self._id = last_id
+        self._last_event_id = seen_id
+        self._retry = retry
+        return out
+
+    def _would_dispatch(self) -> ServerSentEvent | None:
+        """What a blank line would dispatch now, after the partial line if any."""
+        data = list(self._data)
+        event = self._event
+        last_id = self._id
+        retry = self._retry
+        line = self._bom_head + bytes(self._long) + self._tail
+        colon = line.find(b":")
+        if line and colon != 0:
+            if colon < 0:
+                name, value = line, b""
+            else:
+                name = line[:colon]
+                start = colon + 2 if line[colon + 1 : colon + 2] == b" " else colon + 1
+                value = line[start:]
+            if name == b"data":
+                data.append(value)
+            elif name == b"event":
+                event = _text(value)
+            elif name == b"id":
+                if b"\0" not in value:
+                    last_id = _text(value)
+            elif name == b"retry":
+                n = _retry(value)
+                if n is not None:
+                    retry = n
+        if not data:
+            return None
+        return _new_event(event or "message", _text(b"\n".join(data)), last_id, retry)
