@@ -531,6 +531,77 @@ SAMPLES += [
         "<|channel|>final<|message|>The <|channel|> token starts a header.<|return|>",
         text="The <|channel|> token starts a header.",
     ),
+    # ------------------------------------------------- other block dialects
+    Sample(
+        "jamba-array",
+        "jamba",
+        'Sure.\n<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}, '
+        '{"name": "get_time", "arguments": {}}]</tool_calls>',
+        text="Sure.\n",
+        calls=(("get_weather", '{"city": "Paris"}', None), ("get_time", "{}", None)),
+        residue=("<tool_calls", "tool_calls>"),
+    ),
+    Sample(
+        "minimax-m1-lines",
+        "minimax",
+        "<think>\nTwo lookups.\n</think>\n<tool_calls>\n"
+        '{"name": "get_weather", "arguments": {"city": "Paris"}}\n'
+        '{"name": "get_time", "arguments": {}}\n</tool_calls>',
+        reasoning="\nTwo lookups.\n",
+        text="",
+        calls=(("get_weather", '{"city": "Paris"}', None), ("get_time", "{}", None)),
+        residue=("<tool_calls", "<think"),
+    ),
+    Sample(
+        "minimax-m2-interleaved",
+        "minimax_m2",
+        "<think>Weather needed.</think>\nChecking.<minimax:tool_call>\n"
+        '<invoke name="get_weather">\n<parameter name="city">Paris</parameter>\n'
+        '<parameter name="days">2</parameter>\n</invoke>\n</minimax:tool_call>'
+        "<think>Got it.</think>It is sunny.",
+        reasoning="Weather needed.Got it.",
+        text="\nChecking.It is sunny.",
+        calls=(("get_weather", '{"city": "Paris", "days": 2}', None),),
+        options={"tools": WEATHER_TOOLS},
+        residue=("<minimax", "<invoke", "<parameter", "<think"),
+    ),
+    Sample(
+        "seed-oss",
+        "seed_oss",
+        "<seed:think>Budget: 512 tokens. <seed:cot_budget_reflect>used 10</seed:cot_budget_reflect>"
+        "</seed:think>Let me check.<seed:tool_call>\n<function=get_weather>\n"
+        "<parameter=city>\nParis\n</parameter>\n</function>\n</seed:tool_call>",
+        reasoning="Budget: 512 tokens. <seed:cot_budget_reflect>used 10</seed:cot_budget_reflect>",
+        text="Let me check.",
+        calls=(("get_weather", '{"city": "Paris"}', None),),
+        residue=("<seed:tool", "<function", "</seed:think"),
+    ),
+    Sample(
+        "internlm-plugin",
+        "internlm",
+        "I will search.<|action_start|><|plugin|>\n"
+        '{"name": "search", "parameters": {"q": "InternLM"}}<|action_end|>',
+        text="I will search.",
+        calls=(("search", '{"q": "InternLM"}', None),),
+        residue=("<|action", "<|plugin"),
+    ),
+    Sample(
+        "phi4-functools",
+        "phi4_mini",
+        ' functools[{"name": "f", "arguments": {"s": "a]b"}}, {"name": "g", "arguments": {}}]'
+        " and `import functools` stays.",
+        text="  and `import functools` stays.",
+        calls=(("f", '{"s": "a]b"}', None), ("g", "{}", None)),
+    ),
+    Sample(
+        "delimited-nemotron",
+        "delimited",
+        'Calling.<TOOLCALL>[{"name": "f", "arguments": {"x": 1}}]</TOOLCALL>',
+        text="Calling.",
+        calls=(("f", '{"x": 1}', None),),
+        options={"open": "<TOOLCALL>", "close": "</TOOLCALL>"},
+        residue=("TOOLCALL",),
+    ),
     # ------------------------------------------------------------------ think
     Sample(
         "think-only",

@@ -195,7 +195,8 @@ class ParserOptions:
 
     ``reasoning`` is ``None``, ``"think"``, ``"bracket"``, ``"seed"`` or an
     ``(open, close)`` pair; ``tools`` is a list of OpenAI-style tool
-    definitions or a ``{name: json_schema}`` mapping.
+    definitions or a ``{name: json_schema}`` mapping. ``open``, ``close``
+    and ``body`` configure the ``delimited`` parser.
     """
 
     tools: Sequence[Any] | Mapping[str, Any] | None = None
@@ -205,8 +206,14 @@ class ParserOptions:
     calls_in_reasoning: str = "literal"
     on_malformed: str = "error"
     require_call_at_start: bool = False
+    # ``delimited`` only: the block markers and the body syntax.
+    open: str | None = None
+    close: str | None = None
+    body: str = "json"
 
     def __post_init__(self) -> None:
+        if self.body not in ("json", "xml"):
+            raise ValueError("body must be 'json' or 'xml'")
         if self.calls_in_reasoning not in CALLS_IN_REASONING:
             raise ValueError(f"calls_in_reasoning must be one of {CALLS_IN_REASONING}")
         if self.on_malformed not in ON_MALFORMED:

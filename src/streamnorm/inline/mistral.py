@@ -8,6 +8,9 @@ the old form; otherwise the name runs to ``[ARGS]`` or, when the decoder hid
 close marker. ``[TOOL_CALLS]`` is a control token and confirms itself.
 Reasoning: ``[THINK]…[/THINK]``. Synthesised ids are 9 alphanumerics, the
 form Mistral's API requires.
+
+``phi4_mini`` (Phi-4-mini, FireFunction v2) writes the legacy body after
+``functools``: ``functools[{"name": …, "arguments": …}]``.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from .base import ParserOptions, ToolCallParser, register
 from .calls import SectionContext
 from .engine import InlineParser, Opener
 from .jsonargs import DONE, STOPPED, CallObject, RawValue
-from .scanner import MAX_WS, MORE, MarkerSet, skip_ws
+from .scanner import MAX_WS, MORE, MarkerSet, body_starts, skip_ws
 
 __all__ = ["MistralSection", "mistral_call_id"]
 
@@ -221,3 +224,13 @@ def _make(options: ParserOptions) -> ToolCallParser:
 
 
 register("mistral", _make, aliases=("magistral", "devstral"), reasoning="bracket")
+
+
+def _phi4(options: ParserOptions) -> ToolCallParser:
+    """Phi-4-mini and FireFunction v2: ``functools[…]``, the legacy Mistral body
+    after another marker. The list ends at the bracket that closes it."""
+    opener = Opener("functools", lambda ctx, _m: MistralSection(ctx), body_starts("["))
+    return InlineParser(options, (opener,))
+
+
+register("phi4_mini", _phi4, aliases=("phi4_mini_json", "firefunction_v2"))

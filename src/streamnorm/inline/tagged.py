@@ -1,12 +1,19 @@
-"""``<tool_call>…</tool_call>`` blocks: Hermes/Qwen JSON, Qwen3-Coder XML, GLM.
+"""Call blocks between an open and a close marker: ``<tool_call>…</tool_call>`` and kin.
 
-These dialects share the block markers and differ in the body:
+The Qwen family shares the block markers and differs in the body:
 
 * ``hermes`` — a JSON call object (or several, or a JSON list of them),
   optionally fenced with ```` ```json ````; an XML body is accepted too;
 * ``qwen3_coder`` — ``<function=NAME><parameter=KEY>…`` XML, several
   functions per block; a JSON body is accepted too;
 * ``glm45`` / ``glm47`` — ``NAME`` then ``<arg_key>``/``<arg_value>`` pairs.
+
+Other block dialects reuse the same section with their own markers:
+``jamba`` and ``minimax`` (``<tool_calls>`` holding a JSON array or one
+object per line), ``minimax_m2`` (``<minimax:tool_call>`` with
+``<invoke name=…>`` XML), ``seed_oss`` (``<seed:tool_call>``), ``internlm``
+(``<|action_start|><|plugin|>`` … ``<|action_end|>``) and ``delimited``
+(markers given as options).
 
 The opener counts only when the body start confirms it (``{``, ``[``,
 ```` ``` ````, ``<function=``, or for GLM a name followed by ``<arg_key>`` or
@@ -17,14 +24,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .base import ParserOptions, ToolCallParser, register
 from .calls import SectionContext
 from .engine import InlineParser, Opener
 from .jsonargs import DONE, STOPPED, CallObject
 from .scanner import MAX_WS, MORE, NONE, MarkerSet, body_starts, expect_after_ws
-from .xmlargs import GLM, QWEN, XmlGrammar, XmlReader
+from .xmlargs import GLM, MINIMAX, QWEN, XmlGrammar, XmlReader
 
 __all__ = ["TagBlock", "TagDialect"]
 
@@ -251,3 +258,45 @@ register(
     reasoning="think",
     calls_in_reasoning="extract",
 )
+
+
+# Block dialects beyond the Qwen family: same section, other markers.
+_TOOL_CALLS = TagDialect("<tool_calls>", "</tool_calls>", json=True, xml=None)
+_MINIMAX_M2 = TagDialect("<minimax:tool_call>", "</minimax:tool_call>", json=False, xml=MINIMAX)
+_SEED = TagDialect(
+    "<seed:tool_call>",
+    "</seed:tool_call>",
+    json=True,
+    xml=replace(QWEN, block_close="</seed:tool_call>"),
+)
+_INTERNLM = TagDialect("<|action_start|><|plugin|>", "<|action_end|>", json=True, xml=None)
+
+register("jamba", _tag_parser(_TOOL_CALLS, body_starts("[", "{")))
+register(
+    "minimax",
+    _tag_parser(_TOOL_CALLS, body_starts("[", "{")),
+    aliases=("minimax_m1",),
+    reasoning="think",
+)
+register(
+    "minimax_m2",
+    _tag_parser(_MINIMAX_M2, body_starts('<invoke name="')),
+    reasoning="think",
+    interleaved_reasoning=True,
+    calls_in_reasoning="extract",
+)
+register("seed_oss", _tag_parser(_SEED, body_starts("<function=", "{")), reasoning="seed")
+register("internlm", _tag_parser(_INTERNLM, body_starts("{")), aliases=("internlm2",))
+
+
+def _delimited(options: ParserOptions) -> ToolCallParser:
+    """Custom block markers: ``open``/``close`` options, ``body="json"|"xml"``."""
+    if not options.open or not options.close:
+        raise ValueError("the delimited parser needs the open= and close= options")
+    xml = replace(QWEN, block_close=options.close) if options.body == "xml" else None
+    dialect = TagDialect(options.open, options.close, json=options.body == "json", xml=xml)
+    starts = ("<function=",) if xml is not None else ("{", "[", "```")
+    return _tag_parser(dialect, body_starts(*starts))(options)
+
+
+register("delimited", _delimited)
