@@ -478,6 +478,7 @@ class MessageBuilder:
             return ThinkingBlock(self._text_of(block), block.signature, block.redacted)
         if block.kind == _TOOL:
             raw = self._text_of(block)
+            error: str | None
             if incomplete:
                 arguments, error = parse_partial_json(raw), "incomplete"
             else:
@@ -492,9 +493,9 @@ class MessageBuilder:
         data = block.data
         if block.parts:
             raw = "".join(block.parts)
-            value, error, _ = parse_final_arguments(raw)
-            if report and error:
-                self.diagnostic("invalid_json", f"block {block.index} input: {error}", raw)
+            value, failure, _ = parse_final_arguments(raw)
+            if report and failure:
+                self.diagnostic("invalid_json", f"block {block.index} input: {failure}", raw)
             data = {**data, "input": value}
         return ProviderBlock(self.api, block.provider_kind, data)
 

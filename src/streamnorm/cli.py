@@ -35,8 +35,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, NoReturn
 
-import orjson
-
 from . import samples
 from .apis import ALIASES, APIS, resolve_api
 from .events import (
@@ -197,15 +195,12 @@ def _open_source(spec: str | None) -> _Source:
 
 def _dumps(obj: Any, *, pretty: bool = False) -> bytes:
     """Compact (or 2-space indented) UTF-8 JSON, non-ASCII kept as is."""
+    options: dict[str, Any] = {"indent": 2} if pretty else {"separators": (",", ":")}
+    text = json.dumps(obj, ensure_ascii=False, default=str, **options)
     try:
-        return orjson.dumps(obj, option=orjson.OPT_INDENT_2 if pretty else 0)
-    except TypeError:  # ints beyond 64 bits, lone surrogates, odd keys
-        options: dict[str, Any] = {"indent": 2} if pretty else {"separators": (",", ":")}
-        text = json.dumps(obj, ensure_ascii=False, default=str, **options)
-        try:
-            return text.encode("utf-8")
-        except UnicodeEncodeError:
-            return json.dumps(obj, ensure_ascii=True, default=str, **options).encode("ascii")
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate in provider data
+        return json.dumps(obj, ensure_ascii=True, default=str, **options).encode("ascii")
 
 
 class _JSONLines:

@@ -47,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Generic, Literal, NoReturn, overload
 
-import orjson
+from . import _json
 
 __all__ = ["Comment", "SSEDecoder", "SSELimitError", "ServerSentEvent"]
 
@@ -69,8 +69,8 @@ class ServerSentEvent:
     retry: int | None = None
 
     def json(self) -> Any:
-        """`data` parsed as JSON (with orjson); raises `orjson.JSONDecodeError`."""
-        return orjson.loads(self.data)
+        """`data` parsed as JSON; raises `streamnorm._json.JSONDecodeError`."""
+        return _json.loads(self.data)
 
 
 @dataclass(frozen=True, slots=True)
