@@ -95,7 +95,9 @@ class TagBlock:
                     return False
                 if r == DONE:
                     return True
-                self._abandon(self._xml.call, False)
+                xml, self._xml = self._xml, None
+                self._made += xml.completed
+                self._abandon(xml.call, False)
                 continue
             if st == _JUNK:
                 return self._junk_until_close()
