@@ -476,6 +476,26 @@ SAMPLES += [
         text="Sure.",
         calls=(("get_weather", '{"city": "Paris", "q": "<｜x"}', None),),
     ),
+    Sample(
+        "deepseek-v3-prose-mentions-and-text-after",
+        "deepseek_v3",
+        "Use <｜tool▁call▁begin｜> carefully.\nThen <｜tool▁calls▁begin｜> too."
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{}\n```"
+        "<｜tool▁call▁end｜><｜tool▁calls▁end｜> Done.",
+        text="Use <｜tool▁call▁begin｜> carefully.\nThen <｜tool▁calls▁begin｜> too. Done.",
+        calls=(("f", "{}", None),),
+    ),
+    Sample(
+        "deepseek-v31-thinking-mode",
+        "deepseek_v31",
+        "Need <｜tool▁call▁begin｜> syntax? No.</think>Checking.<｜tool▁calls▁begin｜>"
+        '<｜tool▁call▁begin｜>a<｜tool▁sep｜>{"x": 1}<｜tool▁call▁end｜>'
+        "<｜tool▁call▁begin｜>b<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+        reasoning="Need <｜tool▁call▁begin｜> syntax? No.",
+        text="Checking.",
+        calls=(("a", '{"x": 1}', None), ("b", "{}", None)),
+        options={"start_in_reasoning": True},
+    ),
     # ------------------------------------------------------------------ kimi
     Sample(
         "kimi-k2-thinking-section-before-close",

@@ -35,14 +35,15 @@ _CALL_CLOSE = "<｜tool▁call▁end｜>"
 
 
 def _v3_header(text: str) -> tuple[str | None, str] | None:
-    """``function<｜tool▁sep｜>NAME`` (the type prefix is optional)."""
-    name = text.rpartition(SEP)[2].strip()
-    return (None, name) if name else None
+    """``function<｜tool▁sep｜>NAME``: the separator is required, the type is not checked."""
+    _, sep, name = text.rpartition(SEP)
+    name = name.strip()
+    return (None, name) if sep and name and not any(c.isspace() for c in name) else None
 
 
 def _v31_header(text: str) -> tuple[str | None, str] | None:
     name = text.strip()
-    return (None, name) if name and SEP not in name else None
+    return (None, name) if name and not any(c.isspace() for c in name) else None
 
 
 V3 = TokenGrammar(

@@ -223,14 +223,25 @@ def token_openers(grammar: TokenGrammar) -> tuple[Opener, ...]:
     def section(ctx: SectionContext, marker: str) -> TokenSection:
         return TokenSection(ctx, grammar, marker)
 
-    header_end = MarkerSet(grammar.header_ends)
+    stops = MarkerSet(
+        (
+            *grammar.header_ends,
+            grammar.call_close,
+            grammar.section_close,
+            grammar.call_open,
+            *grammar.section_opens,
+        )
+    )
 
     def call_confirm(buf: str, i: int, final: bool) -> bool | None:
+        """The header ends (at a header end, before any other marker) and
+        names a call, within the header bound."""
         window = buf[i : i + _MAX_HEADER]
-        _, marker = header_end.find(window, 0, final or len(window) == _MAX_HEADER)
-        if marker is not None:
-            return True
-        return None if not final and len(window) < _MAX_HEADER else False
+        cut = final or len(window) == _MAX_HEADER
+        j, marker = stops.find(window, 0, cut)
+        if marker is None:
+            return None if not cut else False
+        return marker in grammar.header_ends and grammar.header(window[:j]) is not None
 
     section_confirm = body_starts(grammar.call_open, grammar.section_close)
     openers = [Opener(m, section, section_confirm) for m in grammar.section_opens]
