@@ -99,7 +99,9 @@ TOKENS = [
     "get(x='[')",
     "(",
     ")",
-    # prose
+    # names and prose
+    "f",
+    "get_x",
     " ",
     "\n",
     "hello",

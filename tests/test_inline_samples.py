@@ -351,7 +351,7 @@ SAMPLES += [
         "mistral-v11-two-calls",
         "mistral",
         'Let me look.[TOOL_CALLS]get_weather[ARGS]{"city": "Paris", "unit": "°C"}'
-        "[TOOL_CALLS]get_time[ARGS]{}",
+        "[TOOL_CALLS]get_time[ARGS] {}",
         text="Let me look.",
         calls=(("get_weather", '{"city": "Paris", "unit": "°C"}', None), ("get_time", "{}", None)),
         residue=("[TOOL", "CALLS]", "[ARGS", "ARGS]"),

@@ -95,7 +95,12 @@ class MistralSection:
                         calls.error("malformed_tool_call", detail, cur.raw())
                 return True
             if st == _ARGS:
-                assert self._value is not None and self.call is not None
+                assert self.call is not None
+                if self._value is None:
+                    cur.take_ws()  # whitespace before the value is framing
+                    if cur.rest == 0:
+                        return False
+                    self._value = RawValue(_STOP)
                 j, status = self._value.scan(cur.buf, cur.pos, cur.final)
                 calls.args(self.call, cur.take(j))
                 if status == MORE:
@@ -175,8 +180,6 @@ class MistralSection:
             return True
         call_id = "".join(self._id_parts).strip() or None
         self.call = ctx.calls.open(self._name, call_id)
-        cur.take_ws()
-        self._value = RawValue(_STOP)
         self._state = _ARGS
         return None
 
