@@ -50,7 +50,7 @@ from .messages import (
 )
 from .partial_json import ArgumentBuffer, parse_final_arguments, parse_partial_json
 
-__all__ = ["MessageBuilder", "StopTable"]
+__all__ = ["MessageBuilder", "StopTable", "synthetic_call_id"]
 
 #: A wire API's stop values: canonical reason, or ``None`` for values that
 #: mean "the generation failed" and end the stream with ``Error(upstream)``.
@@ -59,10 +59,22 @@ StopTable = Mapping[str, StopReason | None]
 _TEXT, _THINKING, _TOOL, _PROVIDER = "text", "thinking", "toolcall", "provider"
 
 
+def synthetic_call_id(response_id: str | None, position: int) -> str:
+    """The id of a tool call that ended without one (providers.md §0.6):
+    ``call_<h>_<n>``, ``h`` the first 8 hex digits of SHA-256 of the response
+    id and ``n`` the call's position among the message's tool calls;
+    ``call_<n>`` without a response id. Deterministic: no clock, no randomness."""
+    if response_id:
+        h = hashlib.sha256(response_id.encode("utf-8", "replace")).hexdigest()[:8]
+        return f"call_{h}_{position}"
+    return f"call_{position}"
+
+
 class _Block:
     """Mutable state of one content block until it ends."""
 
     __slots__ = (
+        "args",
         "citations",
         "client_tool",
         "data",
@@ -72,7 +84,6 @@ class _Block:
         "id",
         "index",
         "kind",
-        "args",
         "name",
         "parts",
         "provider_kind",
@@ -267,7 +278,9 @@ class MessageBuilder:
     def _get(self, key: Hashable, what: str) -> _Block | None:
         block = self._keys.get(key)
         if block is None or block.ended:
-            self.diagnostic("delta_for_unknown_block", f"{what} for block {key!r}, which is not open")
+            self.diagnostic(
+                "delta_for_unknown_block", f"{what} for block {key!r}, which is not open"
+            )
             return None
         return block
 
@@ -328,7 +341,9 @@ class MessageBuilder:
             block.parts.append(fragment)
         elif block.args is not None:
             end = block.args.append(fragment)
-            self.events.append(ToolCallDelta(block.index, block.id, block.name, fragment, block.args, end))
+            self.events.append(
+                ToolCallDelta(block.index, block.id, block.name, fragment, block.args, end)
+            )
         else:
             self.diagnostic("unknown_delta", f"arguments for a {block.kind} block", fragment)
 
@@ -339,7 +354,9 @@ class MessageBuilder:
         if block is not None and block.kind == _TOOL:
             block.default_args = raw
 
-    def set_tool_identity(self, key: Hashable, id: str | None = None, name: str | None = None) -> None:
+    def set_tool_identity(
+        self, key: Hashable, id: str | None = None, name: str | None = None
+    ) -> None:
         """First non-empty id and name win; a different later name is ignored
         with ``tool_name_changed``."""
         block = self._keys.get(key)
@@ -404,7 +421,9 @@ class MessageBuilder:
                 self.append_arguments(key, suffix)
             return
         if mismatch_kind is not None:
-            self.diagnostic(mismatch_kind, f"block {block.index}: final value differs from the deltas", full)
+            self.diagnostic(
+                mismatch_kind, f"block {block.index}: final value differs from the deltas", full
+            )
         if block.args is not None:
             block.args = ArgumentBuffer()
             block.args.append(full)
@@ -427,7 +446,9 @@ class MessageBuilder:
         """``BlockEnd`` for the block (once; later calls do nothing)."""
         block = self._keys.get(key)
         if block is None:
-            self.diagnostic("delta_for_unknown_block", f"end of block {key!r}, which was never opened")
+            self.diagnostic(
+                "delta_for_unknown_block", f"end of block {key!r}, which was never opened"
+            )
         elif not block.ended:
             self._end(block)
 
@@ -455,25 +476,31 @@ class MessageBuilder:
             self.diagnostic("backfilled_from_completed", f"citations for block {block.index}")
 
     def _end(self, block: _Block, *, incomplete: bool = False) -> None:
-        if block.kind == _TOOL and block.args is not None and not len(block.args) and block.default_args:
+        if (
+            block.kind == _TOOL
+            and block.args is not None
+            and not len(block.args)
+            and block.default_args
+        ):
             end = block.args.append(block.default_args)
             self.events.append(
-                ToolCallDelta(block.index, block.id, block.name, block.default_args, block.args, end)
+                ToolCallDelta(
+                    block.index, block.id, block.name, block.default_args, block.args, end
+                )
             )
         block.ended = True
         block.final = self._freeze(block, incomplete=incomplete, report=True)
         self.events.append(BlockEnd(block.index, block.final))
 
     def _synthetic_id(self, block: _Block) -> str:
-        if self._response_id:
-            h = hashlib.sha256(self._response_id.encode("utf-8", "replace")).hexdigest()[:8]
-            return f"call_{h}_{block.tool_position}"
-        return f"call_{block.tool_position}"
+        return synthetic_call_id(self._response_id, block.tool_position)
 
     def _freeze(self, block: _Block, *, incomplete: bool, report: bool) -> ContentBlock:
         """The block's final (or, with ``report`` False, snapshot) state."""
         if block.kind == _TEXT:
-            return TextBlock(self._text_of(block), block.signature, tuple(block.citations), block.refusal)
+            return TextBlock(
+                self._text_of(block), block.signature, tuple(block.citations), block.refusal
+            )
         if block.kind == _THINKING:
             return ThinkingBlock(self._text_of(block), block.signature, block.redacted)
         if block.kind == _TOOL:
@@ -488,7 +515,12 @@ class MessageBuilder:
                 if report and error:
                     self.diagnostic("invalid_tool_arguments", f"block {block.index}: {error}", raw)
             return ToolCallBlock(
-                block.id or self._synthetic_id(block), block.name, arguments, raw, block.signature, error
+                block.id or self._synthetic_id(block),
+                block.name,
+                arguments,
+                raw,
+                block.signature,
+                error,
             )
         data = block.data
         if block.parts:

@@ -12,10 +12,10 @@ shared with their ``ToolCallDelta`` events and are parsed once, at the end
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from typing import Any
 
+from ..builder import synthetic_call_id as default_call_id
 from ..events import BlockEnd, Event, NormalizationError, TextDelta, ThinkingDelta, ToolCallDelta
 from ..messages import ContentBlock, TextBlock, ThinkingBlock, ToolCallBlock
 from ..partial_json import ArgumentBuffer, parse_final_arguments, parse_partial_json
@@ -23,16 +23,6 @@ from ..partial_json import ArgumentBuffer, parse_final_arguments, parse_partial_
 __all__ = ["OutBlock", "OutputBuilder", "default_call_id"]
 
 IdFactory = Callable[[str | None, int], str]
-
-
-def default_call_id(response_id: str | None, position: int) -> str:
-    """``call_<h>_<n>``: ``h`` the first 8 hex digits of SHA-256 of the response
-    id, ``n`` the call's position among the message's tool calls; ``call_<n>``
-    without a response id (providers.md §0.6). Deterministic."""
-    if response_id:
-        h = hashlib.sha256(response_id.encode("utf-8", "replace")).hexdigest()[:8]
-        return f"call_{h}_{position}"
-    return f"call_{position}"
 
 
 TEXT, THINKING, CALL, NATIVE = "text", "thinking", "toolcall", "native"
