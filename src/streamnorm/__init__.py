@@ -14,6 +14,7 @@ from .events import (
     ToolCallDelta,
     UsageUpdate,
 )
+from .inline import NormalizingStream, ParserOutput, ToolCallParser, get_parser
 from .messages import (
     AssistantMessage,
     ContentBlock,
@@ -45,6 +46,8 @@ __all__ = [
     "ImageBlock",
     "Message",
     "NormalizationError",
+    "NormalizingStream",
+    "ParserOutput",
     "PromptProgress",
     "ProviderBlock",
     "Start",
@@ -56,12 +59,14 @@ __all__ = [
     "ThinkingDelta",
     "ToolCallBlock",
     "ToolCallDelta",
+    "ToolCallParser",
     "ToolResultMessage",
     "Usage",
     "UsageUpdate",
     "UserMessage",
     "anormalize",
     "block_from_dict",
+    "get_parser",
     "message_from_dict",
     "normalize",
     "parse_partial_json",
