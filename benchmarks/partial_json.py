@@ -23,6 +23,7 @@ same size) over their cost for 1 MB. Linear work gives a ratio near 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import platform
 import random
@@ -53,12 +54,12 @@ except ImportError:  # optional: pip install partial-json-parser
 def make_arguments(scale: int = 1, seed: int = 7) -> str:
     """About ``scale`` MB of tool-call arguments of mixed shape, as a model writes them."""
     rng = random.Random(seed)
-    words = "def return self value items None raise import class for in if else with".split()
+    words = ["def", "return", "self", "value", "items", "None", "raise", "import", "for", "in"]
 
     def code_line() -> str:
         indent = "    " * rng.randint(0, 3)
         body = " ".join(rng.choice(words) for _ in range(rng.randint(2, 9)))
-        extra = rng.choice(['', ' "quoted"', " # é ✓", "\t# tab", " \\d+"])
+        extra = rng.choice(["", ' "quoted"', " # é ✓", "\t# tab", " \\d+"])
         return indent + body + extra
 
     edits = []
@@ -128,12 +129,17 @@ def pjp_reparse(deltas: list[str]) -> None:
         partial_json_parser.loads(accumulated)
 
 
+# CPU time of this process: on a shared machine it varies far less than the
+# wall clock, and everything measured here is single-threaded CPU work.
+clock = time.process_time
+
+
 def median_time(fn: Callable[[], Any], reps: int) -> float:
     times = []
     for _ in range(reps):
-        start = time.perf_counter()
+        start = clock()
         fn()
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return statistics.median(times)
 
 
@@ -191,9 +197,12 @@ def run_partial(reps: int) -> int:
     rows.append((f"    (b) over the same first {size // 1000} KB", b100))
     e = median_time(lambda: _json.loads(text), reps * 3)
     rows.append(("(e) one strict parse (_json.loads, jiter)", e))
-    rows.append(("    json.loads, for reference", median_time(lambda: json.loads(text), reps * 3)))
-    rows.append(("    parse_final_arguments", median_time(lambda: parse_final_arguments(text), reps)))
-    rows.append(("    parse_partial_json once", median_time(lambda: parse_partial_json(text), reps)))
+    for label, fn in (
+        ("    json.loads, for reference", json.loads),
+        ("    parse_final_arguments", parse_final_arguments),
+        ("    parse_partial_json once", parse_partial_json),
+    ):
+        rows.append((label, median_time(lambda fn=fn: fn(text), reps)))
     a2 = median_time(lambda: stream_only(deltas2), reps * 3)
     rows.append(("(a) for 2 MB", a2))
     b2 = median_time(lambda: stream_and_read(deltas2), reps)
@@ -201,7 +210,7 @@ def run_partial(reps: int) -> int:
 
     width = max(len(label) for label, _ in rows)
     for label, seconds in rows:
-        shown = "n/a (not installed)" if seconds is None else f"{seconds * 1000:10.2f} ms"
+        shown = "n/a (not installed)" if seconds is None else f"{seconds * 1000:10.2f} ms CPU"
         print(f"  {label:<{width}}  {shown}")
 
     checks: list[tuple[str, bool | None]] = [
@@ -247,15 +256,33 @@ def sse_payloads() -> list[str]:
             json.dumps(
                 rng.choice(
                     [
-                        {"type": "content_block_delta", "index": 0,
-                         "delta": {"type": "text_delta", "text": text}},
-                        {"id": f"chatcmpl-{n}", "object": "chat.completion.chunk",
-                         "created": 1700000000 + n, "model": "gpt-4o-mini",
-                         "choices": [{"index": 0, "delta": {"content": text},
-                                      "finish_reason": None, "logprobs": None}]},
-                        {"type": "response.output_text.delta", "item_id": f"msg_{n:032x}",
-                         "output_index": 0, "content_index": 0, "delta": text,
-                         "sequence_number": n},
+                        {
+                            "type": "content_block_delta",
+                            "index": 0,
+                            "delta": {"type": "text_delta", "text": text},
+                        },
+                        {
+                            "id": f"chatcmpl-{n}",
+                            "object": "chat.completion.chunk",
+                            "created": 1700000000 + n,
+                            "model": "gpt-4o-mini",
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "delta": {"content": text},
+                                    "finish_reason": None,
+                                    "logprobs": None,
+                                }
+                            ],
+                        },
+                        {
+                            "type": "response.output_text.delta",
+                            "item_id": f"msg_{n:032x}",
+                            "output_index": 0,
+                            "content_index": 0,
+                            "delta": text,
+                            "sequence_number": n,
+                        },
                     ]
                 )
             )
@@ -263,57 +290,70 @@ def sse_payloads() -> list[str]:
     return payloads
 
 
+def interleaved_medians(works: list[Callable[[], Any]], reps: int) -> list[float]:
+    """Median time of each work, repetitions taken in turn so drift hits all alike."""
+    times: list[list[float]] = [[] for _ in works]
+    for _ in range(reps):
+        for k, work in enumerate(works):
+            start = clock()
+            work()
+            times[k].append(clock() - start)
+    return [statistics.median(t) for t in times]
+
+
 def run_json_libraries(reps: int) -> int:
     import importlib
 
     strs = sse_payloads()
     raw = [s.encode() for s in strs]
+    values = [json.loads(s) for s in strs]
     total = sum(map(len, raw))
     print(f"machine: {machine()}")
     print(f"{len(strs):,} payloads, mean {total / len(strs):.0f} bytes; median of {reps} reps")
-    cases: list[tuple[str, Callable[[Any], Any], list[Any]]] = [
+    loads_cases: list[tuple[str, Callable[[Any], Any], list[Any]]] = [
         ("json.loads(str)", json.loads, strs),
         ("json.loads(bytes)", json.loads, raw),
     ]
+    dumps_cases: list[tuple[str, Callable[[Any], Any], list[Any]]] = [
+        (
+            "json.dumps(compact)",
+            lambda v: json.dumps(v, separators=(",", ":"), ensure_ascii=False),
+            values,
+        ),
+        ("_json.dumps_compact", _json.dumps_compact, values),
+    ]
     orjson: Any = None
-    try:
+    with contextlib.suppress(ImportError):
         orjson = importlib.import_module("orjson")
-        cases += [("orjson.loads(bytes)", orjson.loads, raw), ("orjson.loads(str)", orjson.loads, strs)]
-    except ImportError:
-        pass
+    if orjson is not None:
+        loads_cases += [
+            ("orjson.loads(bytes)", orjson.loads, raw),
+            ("orjson.loads(str)", orjson.loads, strs),
+        ]
+        dumps_cases.append(("orjson.dumps().decode()", lambda v: orjson.dumps(v).decode(), values))
     if jiter is not None:
         from_json = jiter.from_json
-        cases += [
+        loads_cases += [
             ("jiter.from_json(bytes)", from_json, raw),
             ("jiter.from_json(str.encode())", lambda s: from_json(s.encode()), strs),
         ]
-    cases += [("_json.loads(bytes)", _json.loads, raw), ("_json.loads(str)", _json.loads, strs)]
-    for label, fn, docs in cases:
+    loads_cases.append(("_json.loads(bytes)", _json.loads, raw))
+    loads_cases.append(("_json.loads(str)", _json.loads, strs))
+    cases = loads_cases + dumps_cases
 
-        def work(fn: Callable[[Any], Any] = fn, docs: list[Any] = docs) -> None:
+    def make_work(fn: Callable[[Any], Any], docs: list[Any]) -> Callable[[], None]:
+        def work() -> None:
             for doc in docs:
                 fn(doc)
 
-        seconds = median_time(work, reps)
-        print(
-            f"  {label:<30} {seconds * 1000:8.2f} ms  {seconds / len(docs) * 1e6:6.2f} us/doc"
-            f"  {total / seconds / 1e6:7.1f} MB/s"
-        )
-    values = [json.loads(s) for s in strs]
-    dumps_cases: list[tuple[str, Callable[[Any], Any]]] = [
-        ("json.dumps compact", lambda v: json.dumps(v, separators=(",", ":"), ensure_ascii=False)),
-        ("_json.dumps_compact", _json.dumps_compact),
-    ]
-    if orjson is not None:
-        dumps_cases.append(("orjson.dumps().decode()", lambda v: orjson.dumps(v).decode()))
-    for label, fn in dumps_cases:
+        return work
 
-        def work_dumps(fn: Callable[[Any], Any] = fn) -> None:
-            for value in values:
-                fn(value)
-
-        seconds = median_time(work_dumps, reps)
-        print(f"  {label:<30} {seconds * 1000:8.2f} ms  {seconds / len(values) * 1e6:6.2f} us/doc")
+    medians = interleaved_medians([make_work(fn, docs) for _, fn, docs in cases], reps)
+    for (label, _, docs), seconds in zip(cases, medians, strict=True):
+        line = f"  {label:<30} {seconds * 1000:8.2f} ms  {seconds / len(docs) * 1e6:6.2f} us/doc"
+        if docs is not values:
+            line += f"  {total / seconds / 1e6:7.1f} MB/s"
+        print(line)
     return 0
 
 

@@ -421,6 +421,20 @@ def test_incremental_matches_on_json_like_text(data: st.DataObject) -> None:
     check_incremental(text, data.draw(splits(text)))
 
 
+# Pieces of string content that stress escapes, quotes and surrogates at cuts.
+string_pieces = st.sampled_from(
+    [*'a "\\u0dD8eE9:,{}[]', "\\ud83d", "\\ude00", '\\"', "\\\\", "\\n", "\\q", "\ud800", "é"]
+)
+
+
+@SETTINGS
+@given(st.data())
+def test_incremental_matches_on_escape_heavy_strings(data: st.DataObject) -> None:
+    body = "".join(data.draw(st.lists(string_pieces, max_size=30)))
+    for text in ('{"k": "' + body, '{"k": "' + body + '", "' + body + '": 1}'):
+        check_incremental(text, data.draw(splits(text)))
+
+
 def test_incremental_one_character_at_a_time() -> None:
     text = json.dumps(
         {"s": 'a"b\\c\u00e9\U0001f600\n', "n": [1, -2.5e-3, 10**30], "o": {"t": True, "f": None}},

@@ -33,7 +33,6 @@ from __future__ import annotations
 import json
 import re
 import sys
-from functools import lru_cache
 from itertools import accumulate
 from typing import Any
 
@@ -68,19 +67,22 @@ def loads(data: str | bytes | bytearray, max_depth: int = MAX_DEPTH) -> Any:
     Bytes are decoded the way :func:`json.loads` decodes them (UTF-8, or the
     UTF-16/32 it detects). Raises :class:`JSONDepthError` when containers nest
     deeper than ``max_depth``, :class:`JSONDecodeError` on anything else that
-    is not accepted. Cost: linear in ``len(data)``.
+    is not accepted. Cost: linear in ``len(data)``; on valid input, one jiter
+    call plus well under a microsecond.
     """
     if isinstance(data, str):
         try:
             raw = data.encode()
         except UnicodeEncodeError:  # raw lone surrogates: only the slow path copes
             return _loads_slow(data, max_depth)
+    elif isinstance(data, bytes):
+        raw = data
     else:
         raw = bytes(data)
-    # jiter enforces its own nesting limit (about 200 levels). When that limit
-    # is at most max_depth, jiter accepting a document proves it is shallow
-    # enough; otherwise check first (two C-speed counts for nearly all input).
-    if not _jiter_rejects_deeper_than(max_depth) and _too_deep(raw, max_depth):
+    # jiter refuses nesting deeper than _JITER_DEPTH itself, so when that is
+    # at most max_depth, jiter accepting a document proves it shallow enough;
+    # otherwise check first (two C-speed counts for nearly all input).
+    if max_depth < _JITER_DEPTH and _too_deep(raw, max_depth):
         return _loads_slow(data, max_depth)
     try:
         return _from_json(raw, allow_inf_nan=False)
@@ -91,26 +93,38 @@ def loads(data: str | bytes | bytearray, max_depth: int = MAX_DEPTH) -> Any:
         return _loads_slow(data, max_depth)
 
 
-@lru_cache(maxsize=16)
-def _jiter_rejects_deeper_than(max_depth: int) -> bool:
-    """Whether jiter itself refuses every document nested deeper than ``max_depth``.
+def _jiter_depth(ceiling: int = 1 << 16) -> int:
+    """The deepest nesting the installed jiter accepts (``ceiling`` if deeper).
 
-    Probed once per limit (the installed jiter's limit is not part of its API).
+    Its limit is not part of its API, so it is measured, once, at import:
+    about a dozen tiny parses.
     """
-    depth = max_depth + 1
-    if depth <= 1:
+
+    def accepts(depth: int) -> bool:
+        probes = (b"[" * depth + b"]" * depth, b'{"":' * (depth - 1) + b"{}" + b"}" * (depth - 1))
+        for probe in probes:
+            try:
+                _from_json(probe)
+            except ValueError:
+                continue
+            return True
         return False
-    probes = (
-        b"[" * depth + b"]" * depth,
-        b'{"":' * (depth - 1) + b"{}" + b"}" * (depth - 1),
-    )
-    for probe in probes:
-        try:
-            _from_json(probe)
-        except ValueError:
-            continue
-        return False
-    return True
+
+    low, high = 1, 2  # invariant: jiter accepts depth `low`
+    while high < ceiling and accepts(high):
+        low, high = high, high * 2
+    if high >= ceiling and accepts(ceiling):
+        return ceiling
+    while high - low > 1:  # invariant: accepts(low) and not accepts(high)
+        middle = (low + high) // 2
+        if accepts(middle):
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+_JITER_DEPTH = _jiter_depth()
 
 
 # A complete JSON string, escapes included (unrolled, so no backtracking).

@@ -81,6 +81,10 @@ _scan_string = cast(
     "Callable[[str, int, bool], tuple[str, int]]",
     json.decoder.scanstring,  # type: ignore[attr-defined]
 )
+# A string's content from an escape on: up to its closing quote, the end of
+# the text, or a backslash that ends the text.
+_string_body = _always(re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL))
+_LONG = 1024  # text length past which the C decoder is tried before the regex
 _has_surrogate = re.compile("[\ud800-\udfff]").search
 _colon = re.compile(r"[ \t\n\r]*:[ \t\n\r]*").match
 _key_start = re.compile(r'[ \t\n\r]*"').match
@@ -172,6 +176,43 @@ def _decode_escapes(s: str, j: int) -> tuple[str, int]:
         if run is not None:  # kept as written, backslashes included
             return run.group(), run.end()
     return _decode_escape(s, j)
+
+
+def _decode_rest(s: str, i: int, j: int) -> tuple[str, int]:
+    """Decode a string's content from ``s[i]`` on, ``s[j]`` being its first backslash.
+
+    Uses the C decoder for the whole rest in one call. Returns ``(text,
+    end)``: ``end`` is the index after the closing quote, ``len(s) + 1`` when
+    the string goes on past ``s`` (``text`` is then all of it in ``s``), or 0
+    when the scanner's general path must decide (an invalid or cut escape, a
+    lone surrogate). Cost: O(the rest of the string in ``s``).
+    """
+    n = len(s)
+    # Where does the string end? At the first quote when no backslash
+    # precedes it. Otherwise a regex finds out in short text; in long text,
+    # simply trying costs no more.
+    k = s.find('"', j)
+    if k > 0 and s[k - 1] == "\\" and n - j <= _LONG:
+        k = _string_body(s, j).end()
+        if k < n and s[k] != '"':  # s ends with a lone backslash
+            return "", 0
+    try:
+        if k == -1 or k == n:  # no closing quote in s
+            text, _ = _scan_string(s[i:] + '"', 0, False)
+            end = n + 1
+        else:
+            text, end = _scan_string(s, i, False)
+    except ValueError as error:
+        if k == -1 or k == n or not error.args[0].startswith("Unterminated"):
+            return "", 0
+        try:  # the quote found was escaped after all
+            text, _ = _scan_string(s[i:] + '"', 0, False)
+            end = n + 1
+        except ValueError:
+            return "", 0
+    if _has_surrogate(text) is not None:
+        return "", 0
+    return text, end
 
 
 class IncrementalJSONParser:
@@ -319,6 +360,7 @@ class IncrementalJSONParser:
         chunks = self._chunks  # empty outside strings
         state = self._state
         is_key = self._is_key
+        value: Any = None
         n = len(s)
         i = 0
         changed = False
@@ -330,43 +372,50 @@ class IncrementalJSONParser:
                     changed = changed or not is_key
                     break
                 j = m.start()
-                if s[j] == '"':
-                    if chunks:
+                c = s[j]
+                if c == '"':
+                    text = s[i:j]
+                    i = j + 1
+                else:
+                    text, end = _decode_rest(s, i, j) if c == "\\" else ("", 0)
+                    if end > n:  # the string goes on in the next fragment
+                        chunks.append(text)
+                        changed = changed or not is_key
+                        break
+                    if not end:  # the general path: one piece at a time
                         if j > i:
                             chunks.append(s[i:j])
-                        text = "".join(chunks)
-                        chunks = self._chunks = []
-                    else:  # the whole string is in s: no pieces to keep
-                        text = s[i:j]
-                    i = j + 1
-                    if is_key:
-                        keys[-1] = text
-                        m = _colon(s, i)
-                        if m is None:
-                            state = _COLON
-                        else:
-                            state = _OBJ_VALUE
-                            i = m.end()
-                        continue
-                    value: Any = text
-                else:
-                    if j > i:
-                        chunks.append(s[i:j])
-                        changed = changed or not is_key
-                    if s[j] == "\\":
-                        decoded, i = _decode_escapes(s, j)
-                        if i == _INCOMPLETE:
-                            self._carry = s[j:]
-                            break
-                        if decoded:
-                            chunks.append(decoded)
                             changed = changed or not is_key
-                    else:  # raw surrogates
-                        k = _surrogate_run(s, j).end()
-                        chunks.append("\ufffd" * (k - j))
-                        changed = changed or not is_key
-                        i = k
+                        if c == "\\":
+                            decoded, i = _decode_escapes(s, j)
+                            if i == _INCOMPLETE:
+                                self._carry = s[j:]
+                                break
+                            if decoded:
+                                chunks.append(decoded)
+                                changed = changed or not is_key
+                        else:  # raw surrogates
+                            k = _surrogate_run(s, j).end()
+                            chunks.append("\ufffd" * (k - j))
+                            changed = changed or not is_key
+                            i = k
+                        continue
+                    i = end
+                # The string is complete: text is its last piece.
+                if chunks:
+                    chunks.append(text)
+                    text = "".join(chunks)
+                    chunks = self._chunks = []
+                if is_key:
+                    keys[-1] = text
+                    m = _colon(s, i)
+                    if m is None:
+                        state = _COLON
+                    else:
+                        state = _OBJ_VALUE
+                        i = m.end()
                     continue
+                value = text
 
             elif state == _NUMBER:
                 j = _number_run(s, i).end()
@@ -409,19 +458,12 @@ class IncrementalJSONParser:
                     continue
                 if state in (_OBJ_VALUE, _ARR_VALUE):
                     if c == '"':
-                        try:  # a whole string in s: decoded at C speed
-                            value, end = _scan_string(s, i + 1, False)
-                        except ValueError:
-                            end = 0
-                        if end and _has_surrogate(value) is None:
-                            i = end
-                        else:
-                            is_key = False
-                            state = _STRING
-                            changed = True  # reported as "" from the opening quote on
-                            i += 1
-                            continue
-                    elif c in _NUMBER_START:
+                        is_key = False
+                        state = _STRING
+                        changed = True  # reported as "" from the opening quote on
+                        i += 1
+                        continue
+                    if c in _NUMBER_START:
                         m = _complete_number(s, i)
                         if m is None:  # cut by the end of s, or invalid
                             state = _NUMBER
@@ -476,8 +518,9 @@ class IncrementalJSONParser:
                             state = _KEY
                             i += 1
                         else:
-                            i = m.end() - 1
-                            state = _KEY  # at the key's opening quote
+                            is_key = True
+                            state = _STRING
+                            i = m.end()
                     elif c == "}":
                         state = self._close()
                         if state == _DONE:
@@ -502,23 +545,9 @@ class IncrementalJSONParser:
                     continue
                 elif state == _KEY:
                     if c == '"':
-                        try:  # a whole key in s: decoded at C speed
-                            key, end = _scan_string(s, i + 1, False)
-                        except ValueError:
-                            end = 0
-                        if end and _has_surrogate(key) is None:
-                            keys[-1] = key
-                            m = _colon(s, end)
-                            if m is None:
-                                state = _COLON
-                                i = end
-                            else:
-                                state = _OBJ_VALUE
-                                i = m.end()
-                        else:
-                            is_key = True
-                            state = _STRING
-                            i += 1
+                        is_key = True
+                        state = _STRING
+                        i += 1
                     elif c == "}":
                         state = self._close()
                         if state == _DONE:
