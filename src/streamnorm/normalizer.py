@@ -14,6 +14,7 @@ output does not depend on chunk boundaries, neither does anything here.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any
 
@@ -129,8 +130,9 @@ class StreamNormalizer:
                 self._dispatch(event, final=False)
                 if self.closed:
                     break
+            what = "a line" if exc.part == "line" else "the data of one event"
             self._fail_limit(
-                exc.limit, f"an SSE line or event exceeded {exc.limit} ({exc.value} bytes)"
+                "max_event_bytes", f"{what} exceeded max_event_bytes ({exc.value} bytes)"
             )
         if over and not self.closed:
             self._fail_limit(
@@ -143,12 +145,7 @@ class StreamNormalizer:
         if self._flushed:
             return []
         self._flushed = True
-        if not self.closed:
-            for event in self._sse.flush():
-                self._dispatch(event, final=False)
-            pending = self._sse.pending()
-            if pending is not None and not self.closed:
-                self._dispatch(pending, final=True)
+        self._end_of_bytes()
         if not self.closed:
             if self._decoder is not None and self._payloads:
                 self._decoder.end_of_input()
@@ -157,13 +154,30 @@ class StreamNormalizer:
         return self._drain()
 
     def abort(self, reason: str = "aborted by the caller") -> list[Event]:
-        """The caller gives up: ends the stream with ``Error(kind="aborted")``
-        and the partial message. Later input is ignored."""
+        """The caller gives up: ends the stream with ``Error(kind="aborted")``.
+
+        Returns the final events: a ``BlockEnd`` for every open block (an open
+        tool call marked ``error="incomplete"``), then the ``Error``, whose
+        message (``stop_reason="aborted"``) holds everything received. Bytes of
+        an event not yet complete are dropped. Later ``feed`` calls are ignored
+        and ``flush`` returns nothing; after the stream has already ended,
+        ``abort`` does nothing and returns ``[]``.
+        """
         self._ensure_builder().fail("aborted", reason)
-        self._flushed = True
         return self._drain()
 
     # ------------------------------------------------------------------
+
+    def _end_of_bytes(self) -> None:
+        """No more bytes: a final block without its blank line counts when
+        its data is complete (DESIGN.md §5)."""
+        if self.closed:
+            return
+        for event in self._sse.flush():
+            self._dispatch(event, final=False)
+        pending = self._sse.pending()
+        if pending is not None and not self.closed:
+            self._dispatch(pending, final=True)
 
     def _bind(self, api: str) -> None:
         decoder_class = DECODERS[api]
@@ -273,8 +287,15 @@ class StreamNormalizer:
             builder.fail("protocol", f"the input is not a server-sent event stream: {head[:200]!r}")
 
     def _source_failed(self, exc: BaseException) -> list[Event]:
-        """The byte source raised: end with ``Error(truncated)`` naming it."""
+        """The byte source raised: the bytes received are interpreted as at
+        ``flush`` (a complete final block still counts), then the stream ends
+        with ``Error(truncated)`` naming the exception, unless those bytes
+        had already ended it. A stop value without its terminal event is not
+        enough here: the transport failed, the stream did not end."""
+        if self._flushed:
+            return []
         self._flushed = True
+        self._end_of_bytes()
         self._ensure_builder().fail(
             "truncated", f"the byte source failed: {type(exc).__name__}: {exc}"
         )
@@ -298,22 +319,32 @@ def normalize(
 ) -> Iterator[Event]:
     """Normalize a stream given as any iterable of byte chunks.
 
-    An exception raised by ``chunks`` ends the events with
-    ``Error(kind="truncated")`` carrying its text and everything received;
-    it is re-raised after that event only with ``raise_source_errors=True``.
-    ``options`` are those of :class:`StreamNormalizer`.
+    Yields every event, exactly one terminal event last. Iteration of
+    ``chunks`` stops as soon as the terminal event has been produced.
+
+    An ``Exception`` raised by ``chunks`` (a dropped connection, a read
+    timeout) ends the events with ``Error(kind="truncated")`` whose
+    ``reason`` names the exception and whose message holds everything
+    received; the exception itself is swallowed, or re-raised right after
+    that event with ``raise_source_errors=True``. ``BaseException``s that are
+    not ``Exception``s (``KeyboardInterrupt``, ``GeneratorExit``) propagate
+    untouched. Exceptions thrown into this generator by its consumer are not
+    source errors and propagate too. ``options`` are those of
+    :class:`StreamNormalizer`.
     """
     normalizer = StreamNormalizer(api, **options)
-    try:
-        for chunk in chunks:
-            yield from normalizer.feed(chunk)
-            if normalizer.closed:
-                break
-    except Exception as exc:
-        yield from normalizer._source_failed(exc)
-        if raise_source_errors:
-            raise
-        return
+    source = iter(chunks)
+    while not normalizer.closed:
+        try:
+            chunk = next(source)
+        except StopIteration:
+            break
+        except Exception as exc:
+            yield from normalizer._source_failed(exc)
+            if raise_source_errors:
+                raise
+            return
+        yield from normalizer.feed(chunk)
     yield from normalizer.flush()
 
 
@@ -324,26 +355,85 @@ async def anormalize(
     raise_source_errors: bool = False,
     **options: Any,
 ) -> AsyncIterator[Event]:
-    """Async twin of :func:`normalize`, over an async (or plain) iterable."""
+    """Async twin of :func:`normalize`, over an async (or plain) iterable.
+
+    Source errors are handled as by :func:`normalize`.
+
+    Cancellation: when the task running this generator is cancelled while
+    it awaits ``chunks``, the stream ends with ``Error(kind="aborted")``
+    (preceded by a ``BlockEnd`` for every open block) carrying the partial
+    message, and the cancellation is *not* swallowed:
+
+    * the generator asks for the task's cancellation again before it yields
+      those events (``Task.uncancel()`` then ``Task.cancel()``, so the
+      cancellation count that ``asyncio.timeout`` and ``TaskGroup`` rely on
+      is unchanged). The consumer receives the events from the
+      ``__anext__`` calls it makes without suspending; its next suspension
+      (any ``await`` that does not complete at once) raises
+      ``CancelledError``, and a task that finishes without suspending ends
+      cancelled all the same;
+    * if the consumer asks for more after the ``Error``, the generator
+      raises the original ``CancelledError`` itself.
+
+    When the consumer itself is cancelled while it handles an event (the
+    generator suspended at ``yield``), the generator sees only ``aclose()``
+    and emits nothing more.
+    """
     normalizer = StreamNormalizer(api, **options)
-    try:
-        if isinstance(chunks, AsyncIterable):
-            async for chunk in chunks:
-                for event in normalizer.feed(chunk):
+    if isinstance(chunks, AsyncIterable):
+        source = aiter(chunks)
+        while not normalizer.closed:
+            try:
+                chunk = await anext(source)
+            except StopAsyncIteration:
+                break
+            except asyncio.CancelledError as exc:
+                _cancel_again(exc)
+                for event in normalizer.abort(_cancel_reason(exc)):
                     yield event
-                if normalizer.closed:
-                    break
-        else:
-            for chunk in chunks:
-                for event in normalizer.feed(chunk):
+                raise
+            except Exception as exc:
+                for event in normalizer._source_failed(exc):
                     yield event
-                if normalizer.closed:
-                    break
-    except Exception as exc:
-        for event in normalizer._source_failed(exc):
-            yield event
-        if raise_source_errors:
-            raise
-        return
+                if raise_source_errors:
+                    raise
+                return
+            for event in normalizer.feed(chunk):
+                yield event
+    else:
+        sync_source = iter(chunks)
+        while not normalizer.closed:
+            try:
+                chunk = next(sync_source)
+            except StopIteration:
+                break
+            except Exception as exc:
+                for event in normalizer._source_failed(exc):
+                    yield event
+                if raise_source_errors:
+                    raise
+                return
+            for event in normalizer.feed(chunk):
+                yield event
     for event in normalizer.flush():
         yield event
+
+
+def _cancel_reason(exc: asyncio.CancelledError) -> str:
+    detail = f": {exc.args[0]}" if exc.args and exc.args[0] else ""
+    return f"the task was cancelled{detail}"
+
+
+def _cancel_again(exc: asyncio.CancelledError) -> None:
+    """Re-request the cancellation that ``exc`` delivered, so that catching
+    it here to emit the final events cannot swallow it."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no running asyncio loop (another event loop library)
+        return
+    if task is None:
+        return
+    uncancel = getattr(task, "uncancel", None)  # Python 3.11+
+    if uncancel is not None:
+        uncancel()
+    task.cancel(exc.args[0] if exc.args else None)

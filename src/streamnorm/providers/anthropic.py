@@ -36,7 +36,7 @@ def to_usage(raw: dict[str, Any]) -> Usage:
     iterations = [
         it
         for it in (as_dict(i) for i in as_list(raw.get("iterations")))
-        if it.get("type") in _BILLED_ITERATIONS
+        if as_str(it.get("type")) in _BILLED_ITERATIONS
     ]
     source = iterations or [raw]
     return Usage.of(

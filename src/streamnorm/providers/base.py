@@ -62,6 +62,12 @@ def as_str(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+#: Token counts at or above this are junk: summed into ``Usage`` they could
+#: otherwise grow past what ``str(int)`` may convert (``sys.int_info``).
+_MAX_COUNT = 2**63
+
+
 def as_int(value: Any) -> int:
-    """A non-negative token count; bools, floats and junk count as 0."""
-    return value if type(value) is int and value > 0 else 0
+    """A non-negative token count; bools, floats and junk (including counts
+    of 2**63 and more) count as 0."""
+    return value if type(value) is int and 0 < value < _MAX_COUNT else 0

@@ -419,11 +419,19 @@ class _ArgsWriter:
                 value = node[last] + value
             node[last] = value
         elif isinstance(node, list) and isinstance(last, int):
+            if last > len(node) + _MAX_INDEX_GAP:
+                return  # a wire index far past the end: not padded into memory
             while len(node) <= last:
                 node.append(None)
             if extend and isinstance(node[last], str):
                 value = node[last] + value
             node[last] = value
+
+
+#: How far past the end of an array a ``partialArgs`` index may point (the gap
+#: is filled with nulls); further entries are left out of the value, so a
+#: path like ``$.a[99999999999]`` cannot make the decoder allocate for it.
+_MAX_INDEX_GAP = 16
 
 
 class _Frame:
@@ -460,6 +468,8 @@ def _child(node: Any, segment: str | int, empty: Any) -> Any:
             child = node[segment] = empty
         return child
     if isinstance(node, list) and isinstance(segment, int):
+        if segment > len(node) + _MAX_INDEX_GAP:
+            return None
         while len(node) <= segment:
             node.append(None)
         child = node[segment]

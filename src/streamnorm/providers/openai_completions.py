@@ -237,7 +237,8 @@ class OpenAICompletionsDecoder(Decoder):
             as_int(progress.get("total")),
             as_int(progress.get("cache")),
             float(time_ms)
-            if isinstance(time_ms, (int, float)) and not isinstance(time_ms, bool)
+            if isinstance(time_ms, float)
+            or (type(time_ms) is int and -(2**63) < time_ms < 2**63)
             else 0.0,
         )
 
