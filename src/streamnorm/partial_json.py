@@ -16,6 +16,21 @@ Two jobs, two parsers (reference: ``partial-json.md``):
 
 Previews share completed values (closed strings, arrays and objects) between
 successive results: treat every returned dict as read-only.
+
+Where partial-json.md is silent, the preview does what the strict parse
+(``_json.loads``) would do with the same text, so that a complete text gives
+the same value either way:
+
+* nesting deeper than ``MAX_DEPTH`` (512) is an invalid token — parsing stops
+  there — as is an integer with more digits than the interpreter converts
+  (4300 by default); ``1e400`` is ``inf``, as for ``json.loads``;
+* a number is reported once ``,`` ``}`` ``]`` or whitespace follows it; the
+  container then judges that character (``[1}`` reports ``[1]``, then stops);
+* ``\\u`` followed by a non-hex digit is an invalid escape (backslash kept);
+  a high surrogate followed by an escape that cannot be its partner
+  (``\\ud83d\\u00``) is U+FFFD at once; raw surrogate code points in the input
+  are U+FFFD, one for one;
+* whitespace means JSON whitespace (space, tab, CR, LF) everywhere.
 """
 
 from __future__ import annotations
