@@ -372,8 +372,8 @@ async def anormalize(
       (any ``await`` that does not complete at once) raises
       ``CancelledError``, and a task that finishes without suspending ends
       cancelled all the same;
-    * if the consumer asks for more after the ``Error``, the generator
-      raises the original ``CancelledError`` itself.
+    * if the consumer asks for more after the ``Error``, that request
+      raises ``CancelledError``.
 
     When the consumer itself is cancelled while it handles an event (the
     generator suspended at ``yield``), the generator sees only ``aclose()``
@@ -388,10 +388,16 @@ async def anormalize(
             except StopAsyncIteration:
                 break
             except asyncio.CancelledError as exc:
-                _cancel_again(exc)
+                again = _cancel_again(exc)
                 for event in normalizer.abort(_cancel_reason(exc)):
                     yield event
-                raise
+                if not again:
+                    raise
+                # Asked for more: the cancellation requested again is
+                # delivered here, once. Had the consumer already received and
+                # handled it, the stream is simply over.
+                await asyncio.sleep(0)
+                return
             except Exception as exc:
                 for event in normalizer._source_failed(exc):
                     yield event
@@ -424,16 +430,18 @@ def _cancel_reason(exc: asyncio.CancelledError) -> str:
     return f"the task was cancelled{detail}"
 
 
-def _cancel_again(exc: asyncio.CancelledError) -> None:
+def _cancel_again(exc: asyncio.CancelledError) -> bool:
     """Re-request the cancellation that ``exc`` delivered, so that catching
-    it here to emit the final events cannot swallow it."""
+    it here to emit the final events cannot swallow it. False when there is
+    no asyncio task to ask (the caller then re-raises ``exc``)."""
     try:
         task = asyncio.current_task()
     except RuntimeError:  # no running asyncio loop (another event loop library)
-        return
+        return False
     if task is None:
-        return
+        return False
     uncancel = getattr(task, "uncancel", None)  # Python 3.11+
     if uncancel is not None:
         uncancel()
     task.cancel(exc.args[0] if exc.args else None)
+    return True
