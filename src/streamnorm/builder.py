@@ -285,6 +285,12 @@ class MessageBuilder:
         return block
 
     def append_text(self, key: Hashable, delta: str) -> None:
+        block = self._keys.get(key)
+        if block is not None and block.kind == _TEXT and not block.ended and delta:
+            # The hot path of every text-heavy stream: two appends.
+            block.parts.append(delta)
+            self.events.append(TextDelta(block.index, delta))
+            return
         block = self._get(key, "text")
         if block is None or not delta:
             return

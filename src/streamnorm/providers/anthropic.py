@@ -59,15 +59,15 @@ class AnthropicDecoder(Decoder):
 
     def handle(self, event: str, payload: dict[str, Any]) -> None:
         kind = payload.get("type")
-        if event == "error" or kind == "error":
+        if kind == "content_block_delta" and event != "error":  # most events: first
+            self._delta(payload.get("index"), as_dict(payload.get("delta")))
+        elif event == "error" or kind == "error":
             error = as_dict(payload.get("error"))
             self.b.fail(
                 "upstream",
                 as_str(error.get("message")) or "error event",
                 as_str(error.get("type")) or None,
             )
-        elif kind == "content_block_delta":
-            self._delta(payload.get("index"), as_dict(payload.get("delta")))
         elif kind == "content_block_start":
             self._start_block(payload.get("index"), as_dict(payload.get("content_block")))
         elif kind == "content_block_stop":
