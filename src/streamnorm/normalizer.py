@@ -220,7 +220,8 @@ class StreamNormalizer:
         except _json.JSONDepthError:
             self._payloads += 1
             self._fail_limit(
-                "max_json_depth", f"a payload nests deeper than {self._max_json_depth}"
+                "max_json_depth",
+                f"a payload nests deeper than max_json_depth ({self._max_json_depth})",
             )
             return
         except _json.JSONDecodeError as exc:
