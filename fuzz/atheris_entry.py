@@ -14,8 +14,9 @@ the rest is
   which values. libFuzzer then mutates *decisions*, so its coverage feedback
   steers the structure-aware mutations too.
 
-Every input goes through :func:`fuzz.check.check` (every invariant, every
-chunking); a broken invariant raises and libFuzzer saves the input. On exit
+Every input goes through :func:`fuzz.check.check` (every invariant; whole,
+random chunks, and one byte at a time up to 512 bytes); a broken invariant
+raises and libFuzzer saves the input. On exit
 the number of inputs checked is printed. ``--seed-corpus DIR`` writes one raw
 input per fixture into DIR to start from.
 """
@@ -47,10 +48,10 @@ def test_one_input(data: bytes) -> None:
     api = APIS[data[0] % len(APIS)]
     _count[0] += 1
     if data[1] % 4 == 0:
-        check(data[2:], "auto" if data[1] & 4 else api, split_seed=data[0])
+        check(data[2:], "auto" if data[1] & 4 else api, split_seed=data[0], byte_at_a_time_max=512)
         return
     case = generate_from(api, ByteRandom(data[2:]))
-    check(case.data, case.api, case.options, split_seed=case.split_seed)
+    check(case.data, case.api, case.options, split_seed=case.split_seed, byte_at_a_time_max=512)
 
 
 def write_seed_corpus(directory: Path) -> int:

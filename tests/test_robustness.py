@@ -10,6 +10,7 @@ seed, the command that replays it, and a minimised reproducer.
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from typing import Any
@@ -26,6 +27,9 @@ from streamnorm import (
     Error,
     NormalizationError,
     PromptProgress,
+    ProviderBlock,
+    ThinkingBlock,
+    ThinkingDelta,
     ToolCallBlock,
     Usage,
 )
@@ -196,3 +200,153 @@ def test_usage_update_is_serialisable_with_hostile_counts() -> None:
     end = terminal(run_bytes(data, "openai-completions"))
     assert isinstance(end, Done) and end.usage.total_tokens == 0
     check(data, "openai-completions")
+
+
+# --------------------------------------------------------------------------
+# Linear cost (DESIGN.md §6): four times the events take about four times
+# as long. Quadratic work (re-serialising or re-copying what accumulated on
+# every event) shows as about sixteen; the bound is eight.
+
+
+def _sse_lines(*payloads: Any, crlf: bool = False) -> bytes:
+    out = "".join(f"data: {p if isinstance(p, str) else json.dumps(p)}\n\n" for p in payloads)
+    return (out.replace("\n", "\r\n") if crlf else out).encode()
+
+
+def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {"id": "c", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+def _signed_reasoning_details(n: int) -> bytes:
+    """OpenRouter reasoning_details signed early, then n text chunks: the
+    signature used to be re-serialised from every merged entry per chunk."""
+    entries = [
+        _chunk(
+            {
+                "reasoning_details": [
+                    {
+                        "type": "reasoning.text",
+                        "index": 0,
+                        "text": "thinking",
+                        "signature": "SIG" if i == 0 else None,
+                    }
+                ]
+            }
+        )
+        for i in range(n)
+    ]
+    return _sse_lines(*entries, _chunk({}, "stop"), "[DONE]")
+
+
+def _executed_tools(n: int) -> bytes:
+    """Groq executed_tools, one new entry per chunk: every entry used to be
+    copied on every chunk."""
+    entries = [
+        _chunk({"executed_tools": [{"index": i, "type": "search", "arguments": "{}"}]})
+        for i in range(n)
+    ]
+    return _sse_lines(*entries, _chunk({}, "stop"), "[DONE]")
+
+
+def _anthropic_blocks(n: int) -> bytes:
+    payloads: list[Any] = [{"type": "message_start", "message": {"id": "m", "model": "c"}}]
+    for i in range(n):
+        payloads += [
+            {"type": "content_block_start", "index": i, "content_block": {"type": "text"}},
+            {
+                "type": "content_block_delta",
+                "index": i,
+                "delta": {"type": "text_delta", "text": "ab"},
+            },
+            {"type": "content_block_stop", "index": i},
+        ]
+    return _sse_lines(*payloads, {"type": "message_stop"})
+
+
+def _responses_summary_parts(n: int) -> bytes:
+    payloads: list[Any] = [
+        {"type": "response.created", "response": {"id": "r", "model": "g"}},
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {"type": "reasoning", "id": "rs"},
+        },
+    ]
+    for i in range(n):
+        payloads.append(
+            {
+                "type": "response.reasoning_summary_text.delta",
+                "output_index": 0,
+                "summary_index": i,
+                "delta": "abcdefgh" * 4,
+            }
+        )
+    return _sse_lines(
+        *payloads, {"type": "response.completed", "response": {"id": "r", "status": "completed"}}
+    )
+
+
+def _gemini_partial_args(n: int) -> bytes:
+    def part(call: dict[str, Any], **extra: Any) -> dict[str, Any]:
+        return {
+            "candidates": [{"content": {"parts": [{"functionCall": call}]}, "index": 0, **extra}]
+        }
+
+    pieces = [
+        part(
+            {
+                "willContinue": True,
+                "partialArgs": [
+                    {"jsonPath": f"$.a[{i}].b", "stringValue": "xy", "willContinue": True}
+                ],
+            }
+        )
+        for i in range(n)
+    ]
+    return _sse_lines(
+        part({"name": "f", "willContinue": True}), *pieces, part({}, finishReason="STOP"), crlf=True
+    )
+
+
+LINEAR_CASES = {
+    "openai-completions/reasoning_details": ("openai-completions", _signed_reasoning_details),
+    "openai-completions/executed_tools": ("openai-completions", _executed_tools),
+    "anthropic-messages/blocks": ("anthropic-messages", _anthropic_blocks),
+    "openai-responses/summary_parts": ("openai-responses", _responses_summary_parts),
+    "google-generative-ai/partial_args": ("google-generative-ai", _gemini_partial_args),
+}
+
+
+@pytest.mark.parametrize("name", list(LINEAR_CASES))
+def test_cost_is_linear_in_the_events(name: str) -> None:
+    api, make = LINEAR_CASES[name]
+
+    def best(n: int) -> float:
+        data = make(n)
+        times = []
+        for _ in range(3):
+            started = time.perf_counter()
+            events = run_bytes(data, api)
+            times.append(time.perf_counter() - started)
+        assert isinstance(terminal(events), Done)
+        return min(times)
+
+    small, large = best(1000), best(4000)
+    assert large < 8 * small + 0.01, f"{small * 1000:.1f} ms -> {large * 1000:.1f} ms"
+
+
+def test_reasoning_details_signature_is_brought_up_to_date_at_the_end() -> None:
+    """The signature written lazily still holds every merged entry."""
+    events = run_bytes(_signed_reasoning_details(3), "openai-completions")
+    (block,) = terminal(events).content
+    assert isinstance(block, ThinkingBlock) and block.thinking == "thinking" * 3
+    merged = [{"type": "reasoning.text", "index": 0, "text": "thinking" * 3, "signature": "SIG"}]
+    assert block.signature is not None and json.loads(block.signature) == merged
+    announced = [e.signature for e in events if isinstance(e, ThinkingDelta) and e.signature]
+    assert announced[-1] == block.signature
+
+
+def test_executed_tools_block_holds_every_entry() -> None:
+    (block,) = terminal(run_bytes(_executed_tools(3), "openai-completions")).content
+    assert isinstance(block, ProviderBlock) and block.kind == "executed_tools"
+    assert [e["index"] for e in block.data["executed_tools"]] == [0, 1, 2]

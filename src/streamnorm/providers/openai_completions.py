@@ -162,6 +162,8 @@ class OpenAICompletionsDecoder(Decoder):
         self._details: list[dict[str, Any]] = []
         self._detail_pos: dict[Any, int] = {}
         self._details_sign = False
+        self._signing_chunk = False  # the chunk being read brought a signing entry
+        self._signature_stale = False  # details merged since the signature was written
         # Groq executed_tools merged by index.
         self._executed: list[dict[str, Any]] = []
         self._executed_pos: dict[Any, int] = {}
@@ -237,8 +239,7 @@ class OpenAICompletionsDecoder(Decoder):
             as_int(progress.get("total")),
             as_int(progress.get("cache")),
             float(time_ms)
-            if isinstance(time_ms, float)
-            or (type(time_ms) is int and -(2**63) < time_ms < 2**63)
+            if isinstance(time_ms, float) or (type(time_ms) is int and -(2**63) < time_ms < 2**63)
             else 0.0,
         )
 
@@ -303,7 +304,14 @@ class OpenAICompletionsDecoder(Decoder):
                     text += thinking
                 for piece in as_list(thinking):
                     text += as_str(as_dict(piece).get("text"))
-        signature = dumps_compact(self._details) if details and self._details_sign else None
+        # Serialising every merged entry on every chunk would cost the whole
+        # reasoning per chunk (quadratic): the signature is written when a
+        # chunk brings a signing entry, and brought up to date at the end.
+        signature = None
+        if details and self._details_sign:
+            if self._signing_chunk:
+                signature = dumps_compact(self._details)
+            self._signature_stale = signature is None
         if not text and signature is None:
             return
         if not self.b.has(_THINKING):
@@ -316,6 +324,7 @@ class OpenAICompletionsDecoder(Decoder):
         """Merge OpenRouter ``reasoning_details`` by index; returns the
         thinking text these entries add."""
         text = ""
+        self._signing_chunk = False
         for entry in entries:
             if not isinstance(entry, dict):
                 continue
@@ -324,7 +333,7 @@ class OpenAICompletionsDecoder(Decoder):
             if field is not None:
                 text += as_str(entry.get(field))
             if kind == "reasoning.encrypted" or as_str(entry.get("signature")):
-                self._details_sign = True
+                self._details_sign = self._signing_chunk = True
             _merge_by_index(self._details, self._detail_pos, entry, DETAIL_TEXT_FIELDS)
         return text
 
@@ -334,11 +343,11 @@ class OpenAICompletionsDecoder(Decoder):
         for entry in entries:
             if isinstance(entry, dict):
                 _merge_by_index(self._executed, self._executed_pos, entry, frozenset())
-        data = {"executed_tools": [dict(e) for e in self._executed]}
         if not self.b.has(_EXECUTED):
-            self.b.open_provider(_EXECUTED, "executed_tools", data)
-        else:
-            self.b.set_provider_data(_EXECUTED, data)
+            # The block's data shares the merged list (its entries are this
+            # decoder's own copies), so later entries reach it without copying
+            # every entry on every chunk.
+            self.b.open_provider(_EXECUTED, "executed_tools", {"executed_tools": self._executed})
 
     def _tool_call(self, entry: dict[str, Any]) -> None:
         index = entry.get("index")
@@ -390,8 +399,14 @@ class OpenAICompletionsDecoder(Decoder):
     # Terminal
 
     def _before_terminal(self) -> None:
-        """Perplexity's citations join the text block just before the end."""
-        if self.b.closed or not self._citations:
+        """Perplexity's citations join the text block just before the end;
+        the reasoning_details signature is brought up to date."""
+        if self.b.closed:
+            return
+        if self._signature_stale and self.b.has(_THINKING):
+            self.b.set_signature(_THINKING, dumps_compact(self._details))
+            self._signature_stale = False
+        if not self._citations:
             return
         if not self.b.has(_TEXT):
             self.b.open_text(_TEXT)
