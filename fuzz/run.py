@@ -111,9 +111,11 @@ def fuzz_seeds(
     deadline: float | None = None,
     stats: Counter[str] | None = None,
     budget: int = 3000,
+    minimized: int = 5,
 ) -> tuple[int, list[Failure]]:
     """Check the case of every seed (until ``deadline``, a ``time.monotonic``
-    value). Returns the number of inputs checked and the failures."""
+    value). Returns the number of inputs checked and the failures; only the
+    first ``minimized`` failures are minimised (the rest keep their input)."""
     count = 0
     failures: list[Failure] = []
     for seed in seeds:
@@ -123,10 +125,13 @@ def fuzz_seeds(
         count += 1
         try:
             end = check(case.data, case.api, case.options, split_seed=case.split_seed)
-        except InvariantError:
-            failure = reproducer(case, seed, budget)
-            if failure is not None:
-                failures.append(failure)
+        except InvariantError as exc:
+            if len(failures) < minimized:
+                failure = reproducer(case, seed, budget)
+                if failure is not None:
+                    failures.append(failure)
+            else:
+                failures.append(Failure(seed, case, exc.rule, str(exc), case.data))
             continue
         if stats is not None:
             kind = f"({end.kind})" if isinstance(end, Error) else ""
