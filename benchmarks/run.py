@@ -317,7 +317,7 @@ def report(
 ) -> str:
     labels = {c.key: c.label for c in contenders}
     out: list[str] = []
-    h = (lambda s: f"### {s}") if markdown else (lambda s: f"\n== {s} ==")
+    h = (lambda s: f"\n### {s}\n") if markdown else (lambda s: f"\n== {s} ==")
 
     out.append(h("streamnorm against the floor (time ratio; lower is better)"))
     body = []
@@ -395,11 +395,11 @@ def report(
     if size != 5 * MB:
         out.append(
             f"(streams of {size / MB:g} MB here; the targets are quoted on the 5 MB streams, "
-            "and the SDKs' ratios grow with the stream)"
+            "and the SDKs' ratios grow with the stream)" + ("\n" if markdown else "")
         )
     body = []
     by = {(r.workload.name, r.workload.api): r for r in rows}
-    for api in APIS:
+    for api in [a for a in APIS if any(r.workload.api == a for r in rows)]:
         text = by.get(("text", api))
         tool = by.get(("tool-1MB", api))
         cells = [SHORT[api]]
@@ -414,7 +414,7 @@ def report(
                 if row is None or key not in row.times or key in row.problems:
                     continue
                 med = statistics.median(row.ratios(key, "streamnorm"))
-                parts.append(f"{key} {med:.0f}x {'met' if med >= goal else 'NOT met'}")
+                parts.append(f"{key} {med:.1f}x {'met' if med >= goal else 'NOT met'}")
             cells.append("; ".join(parts) or "—")
         body.append(cells)
     out.append(
