@@ -33,10 +33,11 @@ from .events import (
     NormalizationError,
     PromptProgress,
     Start,
-    TextDelta,
-    ThinkingDelta,
     ToolCallDelta,
     UsageUpdate,
+    text_delta,
+    thinking_delta,
+    tool_call_delta,
 )
 from .messages import (
     AssistantMessage,
@@ -280,7 +281,7 @@ class MessageBuilder:
         block.id = id or (self._synthetic_id(block) if synthesize_id else None)
         block.name = name or ""
         block.signature = signature or None
-        self.events.append(ToolCallDelta(block.index, block.id, block.name, "", block.args, 0))
+        self.events.append(tool_call_delta(block.index, block.id, block.name, "", block.args, 0))
 
     def open_provider(
         self,
@@ -314,7 +315,7 @@ class MessageBuilder:
             block.parts.append(delta)
             if len(block.parts) - block.folded >= _FOLD_PARTS:
                 _fold(block)
-            self.events.append(TextDelta(block.index, delta))
+            self.events.append(text_delta(block.index, delta))
             return
         block = self._get(key, "text")
         if block is None or not delta:
@@ -323,11 +324,21 @@ class MessageBuilder:
             self.diagnostic("unknown_delta", f"text for a {block.kind} block", delta)
             return
         _add_part(block, delta)
-        self.events.append(TextDelta(block.index, delta))
+        self.events.append(text_delta(block.index, delta))
 
     def append_thinking(self, key: Hashable, delta: str, *, signature: str | None = None) -> None:
         """Append reasoning text. A non-empty ``signature`` that changes the
         block's replaces it and is announced on the same ``ThinkingDelta``."""
+        block = self._keys.get(key)
+        if (
+            block is not None
+            and block.kind == _THINKING
+            and delta
+            and not (signature or block.ended or block.redacted)
+        ):  # the hot path of reasoning streams
+            _add_part(block, delta)
+            self.events.append(thinking_delta(block.index, delta, None))
+            return
         block = self._get(key, "thinking")
         if block is None or not (delta or signature):
             return
@@ -344,7 +355,7 @@ class MessageBuilder:
         else:
             signature = None
         if delta or signature is not None:
-            self.events.append(ThinkingDelta(block.index, delta, signature))
+            self.events.append(thinking_delta(block.index, delta, signature))
 
     def set_signature(self, key: Hashable, signature: str | None) -> None:
         """Replace the block's signature (an empty value sets nothing). A
@@ -365,6 +376,15 @@ class MessageBuilder:
         """Append argument text: a ``ToolCallDelta`` for a tool call; plain
         accumulation (parsed into ``data["input"]`` at the end) for a
         provider block. An empty fragment does nothing."""
+        block = self._keys.get(key)
+        if block is not None and block.args is not None and fragment and not block.ended:
+            # The hot path of tool-heavy streams.
+            args = block.args
+            end = args.append(fragment)
+            self.events.append(
+                tool_call_delta(block.index, block.id, block.name, fragment, args, end)
+            )
+            return
         block = self._get(key, "arguments")
         if block is None or not fragment:
             return
@@ -373,7 +393,7 @@ class MessageBuilder:
         elif block.args is not None:
             end = block.args.append(fragment)
             self.events.append(
-                ToolCallDelta(block.index, block.id, block.name, fragment, block.args, end)
+                tool_call_delta(block.index, block.id, block.name, fragment, block.args, end)
             )
         else:
             self.diagnostic("unknown_delta", f"arguments for a {block.kind} block", fragment)

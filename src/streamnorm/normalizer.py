@@ -120,15 +120,14 @@ class StreamNormalizer:
         self._bytes += len(chunk)
         if self._payloads == 0 and len(self._head) < _HEAD_BYTES:
             self._head += chunk[: _HEAD_BYTES - len(self._head)]
+        dispatch = self._dispatch
         try:
             for event in self._sse.feed(bytes(chunk)):
-                self._dispatch(event, final=False)
-                if self.closed:
+                if dispatch(event, False):
                     break
         except SSELimitError as exc:
             for event in exc.events:
-                self._dispatch(event, final=False)
-                if self.closed:
+                if dispatch(event, False):
                     break
             what = "a line" if exc.part == "line" else "the data of one event"
             self._fail_limit(
@@ -174,10 +173,10 @@ class StreamNormalizer:
         if self.closed:
             return
         for event in self._sse.flush():
-            self._dispatch(event, final=False)
+            self._dispatch(event, False)
         pending = self._sse.pending()
         if pending is not None and not self.closed:
-            self._dispatch(pending, final=True)
+            self._dispatch(pending, True)
 
     def _bind(self, api: str) -> None:
         decoder_class = DECODERS[api]
@@ -205,16 +204,23 @@ class StreamNormalizer:
         events, self._builder.events = self._builder.events, []
         return events
 
-    def _dispatch(self, event: ServerSentEvent, *, final: bool) -> None:
-        """One SSE event. ``final`` marks the unterminated last block, which
-        counts only when its data is complete."""
-        data = event.data.strip()
-        if not data:
-            return
-        if data.startswith("[DONE]"):
-            if self._decoder is not None:
-                self._decoder.done_marker()
-            return
+    def _dispatch(self, event: ServerSentEvent, final: bool) -> bool:
+        """One SSE event; returns whether the stream has ended. ``final`` marks
+        the unterminated last block, which counts only when its data is
+        complete."""
+        self._interpret(event, final)
+        return self._builder is not None and self._builder.closed
+
+    def _interpret(self, event: ServerSentEvent, final: bool) -> None:
+        data = event.data
+        if data[:1] != "{":  # almost every payload is an object: skip these checks
+            data = data.strip()
+            if not data:
+                return
+            if data.startswith("[DONE]"):
+                if self._decoder is not None:
+                    self._decoder.done_marker()
+                return
         try:
             payload = _json.loads(data, max_depth=self._max_json_depth)
         except _json.JSONDepthError:
