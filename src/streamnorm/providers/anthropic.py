@@ -143,4 +143,4 @@ class AnthropicDecoder(Decoder):
 
 def _key(index: Any) -> Any:
     """Wire ``index`` as a block key; junk values still key consistently."""
-    return index if isinstance(index, int) and not isinstance(index, bool) else repr(index)
+    return index if type(index) is int else repr(index)
