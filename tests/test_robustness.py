@@ -308,7 +308,22 @@ def _gemini_partial_args(n: int) -> bytes:
     )
 
 
+def _anthropic_compaction(n: int) -> bytes:
+    """Compaction deltas used to be appended with ``str + str`` in the
+    block's data: every delta copied all the content so far."""
+    block = {"type": "compaction", "content": ""}
+    delta = {"type": "compaction_delta", "content": "abcdefgh" * 32}
+    return _sse_lines(
+        {"type": "message_start", "message": {"id": "m", "model": "c"}},
+        {"type": "content_block_start", "index": 0, "content_block": block},
+        *({"type": "content_block_delta", "index": 0, "delta": delta} for _ in range(n)),
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_stop"},
+    )
+
+
 LINEAR_CASES = {
+    "anthropic-messages/compaction": ("anthropic-messages", _anthropic_compaction),
     "openai-completions/reasoning_details": ("openai-completions", _signed_reasoning_details),
     "openai-completions/executed_tools": ("openai-completions", _executed_tools),
     "anthropic-messages/blocks": ("anthropic-messages", _anthropic_blocks),
@@ -350,3 +365,25 @@ def test_executed_tools_block_holds_every_entry() -> None:
     (block,) = terminal(run_bytes(_executed_tools(3), "openai-completions")).content
     assert isinstance(block, ProviderBlock) and block.kind == "executed_tools"
     assert [e["index"] for e in block.data["executed_tools"]] == [0, 1, 2]
+
+
+def test_compaction_delta_for_a_content_that_is_not_text() -> None:
+    """A ``compaction_delta`` for a block whose ``content`` is an object
+    raised ``TypeError`` (dict + str) in the builder."""
+    data = _sse(
+        '{"type":"message_start","message":{"id":"m","model":"x"}}',
+        '{"type":"content_block_start","index":0,"content_block":'
+        '{"type":"compaction","content":{"a":1}}}',
+        '{"type":"content_block_delta","index":0,"delta":{"type":"compaction_delta","content":"x"}}',
+        '{"type":"content_block_start","index":1,"content_block":{"type":"compaction"}}',
+        '{"type":"content_block_delta","index":1,"delta":{"type":"compaction_delta","content":"ab"}}',
+        '{"type":"content_block_delta","index":1,"delta":{"type":"compaction_delta","content":"c"}}',
+        '{"type":"message_stop"}',
+    )
+    events = run_bytes(data, "anthropic-messages")
+    kinds = [e.kind for e in events if isinstance(e, NormalizationError)]
+    assert kinds == ["unknown_delta", "missing_stop_reason"]
+    first, second = terminal(events).content
+    assert isinstance(first, ProviderBlock) and first.data["content"] == {"a": 1}
+    assert isinstance(second, ProviderBlock) and second.data["content"] == "abc"
+    check(data, "anthropic-messages")

@@ -92,6 +92,7 @@ class _Block:
         "redacted",
         "refusal",
         "signature",
+        "texts",
         "tool_position",
     )
 
@@ -99,6 +100,7 @@ class _Block:
         self.index = index
         self.kind = kind
         self.parts: list[str] = []  # text / thinking fragments; provider JSON input
+        self.texts: dict[str, list[str]] | None = None  # provider string fields appended to
         self.folded = 0  # parts[:folded] are joined runs of fragments (_add_part)
         self.signature: str | None = None
         self.citations: list[Any] = []
@@ -431,16 +433,29 @@ class MessageBuilder:
         return len(block.citations) if block is not None else 0
 
     def append_provider_text(self, key: Hashable, field: str, text: str) -> None:
-        """Append to a string field of a provider block's data (``None`` counts as "")."""
+        """Append to a string field of a provider block's data (``None`` counts
+        as ""). The pieces are joined once, when the block is frozen; a field
+        holding something else than a string is left alone (``unknown_delta``)."""
         block = self._get(key, "provider text")
         if block is None or block.kind != _PROVIDER:
             return
-        block.data[field] = (block.data.get(field) or "") + text
+        if block.texts is None:
+            block.texts = {}
+        pieces = block.texts.get(field)
+        if pieces is None:
+            current = block.data.get(field)
+            if current is not None and not isinstance(current, str):
+                kind = type(current).__name__
+                self.diagnostic("unknown_delta", f"text for the {kind} {field!r} of a block", text)
+                return
+            pieces = block.texts[field] = [current] if current else []
+        pieces.append(text)
 
     def set_provider_data(self, key: Hashable, data: Mapping[str, Any]) -> None:
         block = self._keys.get(key)
         if block is not None and block.kind == _PROVIDER and not block.ended:
             block.data = dict(data)
+            block.texts = None
 
     def set_client_tool(self, key: Hashable, client_tool: bool) -> None:
         """Whether a provider block is executed by the client (counts as a tool
@@ -574,6 +589,13 @@ class MessageBuilder:
                 error,
             )
         data = block.data
+        if block.texts:
+            joined = {}
+            for name, pieces in block.texts.items():
+                text = "".join(pieces)
+                pieces[:] = [text]
+                joined[name] = text
+            data = {**data, **joined}
         if block.parts:
             raw = "".join(block.parts)
             value, failure, _ = parse_final_arguments(raw)
