@@ -349,7 +349,6 @@ def _chat_stream(pieces: list[str]) -> bytes:
 
 
 def test_tool_parser_lifts_inline_calls() -> None:
-    pytest.importorskip("streamnorm.inline")
     data = _chat_stream(
         [
             "Checking.\n<tool_",
