@@ -37,10 +37,8 @@ from .support import (
     fixture_paths,
     load,
     needs_fixtures,
-    random_split,
     run,
     run_bytes,
-    split_every,
     terminal,
 )
 
@@ -1003,19 +1001,6 @@ def test_input_after_the_terminal_is_ignored_and_feed_after_flush_raises() -> No
 
 # ---------------------------------------------------------------------------
 # Chunk invariance and truncation, on every fixture
-
-
-@needs_fixtures
-@pytest.mark.parametrize("path", PATHS, ids=fixture_id)
-def test_chunk_invariance(path: Path) -> None:
-    data = path.read_bytes()
-    whole = dicts(run([data], API))
-    assert dicts(run(split_every(data, 1), API)) == whole
-    rng = random.Random(f"chunks/{path.name}")
-    for _ in range(20):
-        assert (
-            dicts(run(random_split(data, rng, max_size=rng.choice((3, 17, 64, 512))), API)) == whole
-        )
 
 
 _FINISH = re.compile(rb'"(finishReason|blockReason)"\s*:\s*"[^"]')

@@ -32,15 +32,11 @@ from streamnorm import (
 from streamnorm.messages import AssistantMessage
 
 from .support import (
-    dicts,
     fixture_id,
     fixture_paths,
     load,
     needs_fixtures,
-    random_split,
-    run,
     run_bytes,
-    split_every,
     terminal,
 )
 
@@ -1152,17 +1148,6 @@ def test_junk_values_do_not_raise() -> None:
 
 # ---------------------------------------------------------------------------
 # Chunk-boundary invariance.
-
-
-@needs_fixtures
-@pytest.mark.parametrize("path", PATHS, ids=IDS)
-def test_chunk_invariance(path: Path) -> None:
-    data = path.read_bytes()
-    whole = dicts(run_bytes(data))
-    assert dicts(run(split_every(data, 1))) == whole
-    rng = random.Random(f"{path.name}-chunks")
-    for _ in range(20):
-        assert dicts(run(random_split(data, rng, max_size=rng.choice((3, 17, 64, 512))))) == whole
 
 
 # ---------------------------------------------------------------------------

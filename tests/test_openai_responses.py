@@ -35,10 +35,8 @@ from .support import (
     fixture_paths,
     load,
     needs_fixtures,
-    random_split,
     run,
     run_bytes,
-    split_every,
     terminal,
 )
 
@@ -1161,20 +1159,6 @@ def test_junk_field_types_never_raise() -> None:
 
 # ---------------------------------------------------------------------------
 # Chunk invariance and truncation, on every fixture
-
-
-@needs_fixtures
-@pytest.mark.parametrize("path", PATHS, ids=lambda p: p.stem)
-def test_chunk_invariance(path: Path) -> None:
-    data = path.read_bytes()
-    whole = dicts(run([data], API))
-    assert dicts(run(split_every(data, 1), API)) == whole
-    rng = random.Random(f"responses/{path.stem}")
-    for _ in range(20):
-        assert (
-            dicts(run(random_split(data, rng, max_size=rng.choice((3, 64, 512, 4096))), API))
-            == whole
-        )
 
 
 def _terminal_end(data: bytes) -> int:
