@@ -198,7 +198,7 @@ def test_agreement_count() -> None:
     print(f"\nSDK agreement: {len(agree)}/{len(PATHS)} fixtures fully")
     assert set(KNOWN_DIFFERENCES) <= {p.stem for p in PATHS}
     assert len(agree) == len(PATHS) - len(KNOWN_DIFFERENCES)
-    assert len(agree) >= 21
+    assert len(agree) >= 22
 
 
 # ---------------------------------------------------------------------------
