@@ -470,6 +470,74 @@ def test_decoding_pieces_cut_at_ascii_equals_decoding_whole(raw: bytes, cuts: li
     assert "".join(p.decode("utf-8", "replace") for p in pieces) == raw.decode("utf-8", "replace")
 
 
+# Streams shaped like those of LLM APIs: blocks of a few kinds, most of them one
+# "event: TYPE" line and one "data: VALUE" line, with types from a small pool so
+# that they repeat, as they do on the wire.
+EVENT_TYPES = [
+    b"content_block_delta", b"message_delta", b"ping", b"", b"caf\xc3\xa9", b"bad\xff",
+    b" spaced ", b"x" * 200, b"response.output_text.delta", b"message",
+]  # fmt: skip
+VALUES = [b"", b"x", b'{"type":"text_delta","text":"hi"}', b"\xe6\x9d\xb1", b"a\xffb", b" lead"]
+
+
+@st.composite
+def api_block(draw: st.DrawFn) -> bytes:
+    kind = draw(st.integers(0, 9))
+    type_ = draw(st.sampled_from(EVENT_TYPES))
+    value = draw(st.sampled_from(VALUES))
+    if kind < 4:
+        return b"event: " + type_ + b"\ndata: " + value + b"\n\n"
+    if kind < 6:
+        return b"data: " + value + b"\n\n"
+    if kind == 6:  # multi-line data, a type after the data, an id
+        more = draw(st.lists(st.sampled_from(VALUES), min_size=1, max_size=4))
+        lines = b"".join(b"data: " + v + b"\n" for v in [value, *more])
+        return lines + b"event: " + type_ + b"\nid: 7\n\n"
+    if kind == 7:
+        return b"retry: 250\nevent:" + type_ + b"\ndata:" + value + b"\n\n"
+    if kind == 8:
+        return b": ping\n\n"
+    return b"event: " + type_ + b"\n\n"  # no data: no event
+
+
+@st.composite
+def api_stream_and_cuts(draw: st.DrawFn) -> tuple[bytes, list[int]]:
+    raw = b"".join(draw(st.lists(api_block(), max_size=30)))
+    raw += draw(st.sampled_from([b"", b"event: ping\ndata: tail", b"data: x\n"]))
+    if draw(st.booleans()):
+        raw = raw.replace(b"\n", b"\r\n")
+    return raw, draw(st.lists(st.integers(0, len(raw)), max_size=12))
+
+
+@settings(max_examples=300, deadline=None)
+@given(api_stream_and_cuts(), st.booleans())
+def test_api_like_streams_match_reference(case: tuple[bytes, list[int]], comments: bool) -> None:
+    raw, cuts = case
+    expected = reference(raw, comments=comments)
+    assert decode([raw], comments=comments) == expected
+    assert decode(chunks_at(raw, cuts), comments=comments) == expected
+    assert decode([raw[i : i + 1] for i in range(len(raw))], comments=comments) == expected
+
+
+def test_many_event_types_match_reference() -> None:
+    """More distinct types than a decoder remembers, long ones, each seen again later."""
+    types = [f"type-{i}".encode() for i in range(150)]
+    types += [b"t" * 127, b"u" * 128, b"v" * 5000, b"", b"\xff\xfe", "東京".encode()]
+    raw = b"".join(b"event: " + t + b"\ndata: " + t[:20] + b"\n\n" for t in types * 3)
+    expected = reference(raw)
+    assert len(expected[0]) == len(types) * 3
+    for size in (len(raw), 4096, 100, 7):
+        assert decode([raw[i : i + size] for i in range(0, len(raw), size)]) == expected
+
+
+def test_remembered_event_types_stay_bounded() -> None:
+    decoder = SSEDecoder()
+    for i in range(1000):
+        decoder.feed(b"event: t%d\ndata: x\n\nevent: %s\ndata: y\n\n" % (i, b"L" * (200 + i)))
+    assert 0 < len(decoder._types) <= 64
+    assert max(map(len, decoder._types)) <= 128
+
+
 # -- limits ----------------------------------------------------------------------
 
 
@@ -549,6 +617,31 @@ def test_data_limit_with_many_short_lines() -> None:
         with pytest.raises(SSELimitError) as info:
             decode(chunks, max_line_bytes=limit)
         assert info.value.part == "data"
+
+
+def test_data_limit_applies_to_each_event_afresh() -> None:
+    limit = 200_000  # each event below is folded several times
+    line = b"data: ab\n"  # n such lines make 3 * n - 1 bytes of data
+    n = (limit + 1) // 3
+    big = line * n + b"\n"  # data of exactly `limit` bytes
+    raw = big + b"data: s\n\n" + b"event: e\n" + big + b"data: t\n\n" + big
+    joined = "\n".join(["ab"] * n)
+    expected = [E(joined), E("s"), E(joined, event="e"), E("t"), E(joined)]
+    chunked = [raw[i : i + 4096] for i in range(0, len(raw), 4096)]
+    for chunks in ([raw], chunked):
+        assert decode(chunks, max_line_bytes=limit)[0] == expected
+    over = raw + line * (n + 1) + b"\n"
+    for chunks in ([over], [over[i : i + 4096] for i in range(0, len(over), 4096)]):
+        out, part, _ = outcome(chunks, comments=False, max_line_bytes=limit)
+        assert (out, part) == (expected, "data")
+
+
+def test_data_limit_afresh_after_an_event_folded_on_its_last_line() -> None:
+    limit = 100_000
+    folded = b"data: " + b"a" * 65_530 + b"\ndata: " + b"b" * 10 + b"\n\n"  # over 64 KiB
+    at_limit = b"data: " + b"c" * 60_000 + b"\ndata: " + b"d" * 39_999 + b"\n\n"
+    expected = [E("a" * 65_530 + "\n" + "b" * 10), E("c" * 60_000 + "\n" + "d" * 39_999)]
+    assert decode([folded + at_limit], max_line_bytes=limit)[0] == expected
 
 
 def test_data_at_the_limit_passes_when_a_fold_is_due() -> None:
@@ -692,6 +785,20 @@ def test_pending_before_flush_is_the_block_so_far() -> None:
     decoder.feed(b"ta: b")
     assert decoder.pending() == E("a\nb")
     assert decoder.feed(b"\n\n") == [E("a\nb")]
+    assert decoder.pending() is None
+
+
+def test_pending_sees_data_of_many_lines() -> None:
+    lines = [b"%05d" % i for i in range(30_000)]  # 180 KB of data: folded on the way
+    raw = b"event: e\n" + b"".join(b"data: " + v + b"\n" for v in lines)
+    decoder = SSEDecoder()
+    for i in range(0, len(raw), 1000):
+        decoder.feed(raw[i : i + 1000])
+    expected = E("\n".join(v.decode() for v in lines), event="e")
+    assert decoder.pending() == expected
+    decoder.feed(b"data: last")
+    assert decoder.pending() == E(expected.data + "\nlast", event="e")
+    assert decoder.feed(b"\n\n") == [E(expected.data + "\nlast", event="e")]
     assert decoder.pending() is None
 
 

@@ -35,11 +35,12 @@ How it stays fast: no Python code runs per character. A chunk is split into
 lines once, in C (`bytes.split` on LF, or `bytes.splitlines`, which breaks at
 exactly CR, LF and CR LF, for chunks that contain a CR); the unterminated rest
 waits for the next chunk. Fields are recognised on bytes and only values are
-decoded. That is the same as decoding the whole stream first, because every
-byte the parser cuts at (LF, CR, ``:``, space) is ASCII, and UTF-8 never uses
-an ASCII byte inside a multi-byte sequence, nor lets a broken sequence swallow
-one: decoding the pieces gives the same text, U+FFFD for U+FFFD. Event data is
-decoded once, at dispatch.
+decoded (a repeated ``event:`` line is looked up, not decoded again). That is
+the same as decoding the whole stream first, because every byte the parser
+cuts at (LF, CR, ``:``, space) is ASCII, and UTF-8 never uses an ASCII byte
+inside a multi-byte sequence, nor lets a broken sequence swallow one: decoding
+the pieces gives the same text, U+FFFD for U+FFFD. Event data is decoded once,
+at dispatch.
 """
 
 from __future__ import annotations
@@ -143,6 +144,11 @@ _RETRY_MAX: Final = 2**63
 # Every _FOLD_BYTES of data, the data lines kept so far are joined into one
 # bytearray, so that the per-object overhead of many short lines stays bounded.
 _FOLD_BYTES: Final = 64 * 1024
+# A decoder remembers the event type of up to _TYPES "event: " lines of up to
+# _TYPE_LINE bytes each (a few KB at most), so that a stream that repeats a few
+# types, as LLM APIs do on every event, does not decode them again each time.
+_TYPES: Final = 64
+_TYPE_LINE: Final = 128
 
 
 class _EventBuilder:
@@ -192,18 +198,19 @@ def _retry(value: bytes) -> int | None:
     return n if n < _RETRY_MAX else None
 
 
-def _fold(data: list[bytes | bytearray]) -> None:
-    """Replace the items of a data buffer by one bytearray: the items joined by LF.
+def _fold(first: bytes | bytearray, more: list[bytes]) -> bytearray:
+    """The items of a data buffer (`first`, then those of `more`) joined by LF.
 
+    `more` is emptied: the result is the buffer's one item from now on.
     Amortized linear: the bytearray of an earlier fold is extended in place.
     """
-    first = data[0]
     if type(first) is not bytearray:
         first = bytearray(first)
-    if len(data) > 1:
+    if more:
         first += b"\n"
-        first += b"\n".join(data[1:])
-    data[:] = (first,)
+        first += b"\n".join(more)
+        more.clear()
+    return first
 
 
 class SSEDecoder(Generic[_Item]):
@@ -222,8 +229,8 @@ class SSEDecoder(Generic[_Item]):
 
     ``max_line_bytes`` bounds memory (see `SSELimitError` for the exact rules):
     besides the chunk being fed, the decoder keeps at most one partial line and
-    the data of one event, each within the limit, so memory is
-    O(max_line_bytes) whatever the input.
+    the data of one event, each within the limit (and a few KB of event types),
+    so memory is O(max_line_bytes) whatever the input.
 
     `last_event_id` is the spec's "last event ID string", updated at every
     blank line: what a reconnecting client sends as ``Last-Event-ID``.
@@ -240,16 +247,17 @@ class SSEDecoder(Generic[_Item]):
         "_at_start",
         "_bom_head",
         "_comments",
-        "_data",
         "_error",
         "_event",
         "_finished",
+        "_first",
         "_first_mark",
         "_id",
         "_last_event_id",
         "_long",
         "_mark",
         "_max",
+        "_more",
         "_pending",
         "_prelude",
         "_reconnection_time",
@@ -257,6 +265,7 @@ class SSEDecoder(Generic[_Item]):
         "_size",
         "_skip_lf",
         "_tail",
+        "_types",
     )
 
     @overload
@@ -294,12 +303,15 @@ class SSEDecoder(Generic[_Item]):
         self._error: SSELimitError | None = None
         self._finished = False
         self._pending: ServerSentEvent | None = None
-        # The block. The spec's data buffer is the items of _data, each followed
-        # by LF. _size is its length in bytes once it holds two items or more,
-        # else 0: one item is at most one line, so within the limit, and
-        # single-line data is by far the most common. _mark is the _size at
-        # which the next fold, or the check against the limit, is due.
-        self._data: list[bytes | bytearray] = []
+        # The block. The spec's data buffer is _first (None when the buffer is
+        # empty) and then the items of _more, each followed by LF. Single-line
+        # data, by far the most common, is thus _first alone, without a list
+        # per event. _size is the buffer's length in bytes once it holds two
+        # items or more, else 0: one item is at most one line, so within the
+        # limit. _mark is the _size at which the next fold, or the check
+        # against the limit, is due. A fold joins all items into _first.
+        self._first: bytes | bytearray | None = None
+        self._more: list[bytes] = []
         self._size = 0
         self._first_mark = min(_FOLD_BYTES, max_line_bytes + 1)
         self._mark = self._first_mark
@@ -308,6 +320,7 @@ class SSEDecoder(Generic[_Item]):
         self._retry: int | None = None
         self._last_event_id = ""
         self._reconnection_time: int | None = None
+        self._types: dict[bytes, str] = {}  # "event: " line -> type; see _TYPES
 
     @property
     def last_event_id(self) -> str:
@@ -355,7 +368,8 @@ class SSEDecoder(Generic[_Item]):
             self._finished = self._prelude = True
             self._tail = b""
             self._long = bytearray()
-            self._data = []
+            self._first = None
+            self._more = []
         return []
 
     def pending(self) -> ServerSentEvent | None:
@@ -455,35 +469,49 @@ class SSEDecoder(Generic[_Item]):
 
         The hot loop: the block's state lives in locals and is stored back at
         the end. Per line, one slice-and-compare recognises ``data: `` or
-        ``event: ``, and other lines cost a find(); per event there is one
-        decode, one object, and a join only for multi-line data.
+        ``event: ``, and other lines cost a find(); a repeated ``event: `` line
+        costs a dict lookup, not a decode. Per event there is one decode, one
+        object, and a list and a join only for multi-line data.
         """
         out: list[Any] = []
-        data = self._data
+        first = self._first
+        more: list[bytes] = self._more
         size = self._size
         mark = self._mark
         event = self._event
         last_id = self._id
         seen_id = self._last_event_id
         retry = self._retry
-        make = _new_event
+        types = self._types
+        new = _new_object
         for line in lines:
             if not line:  # blank line: dispatch
-                if data:
-                    raw = data[0] if len(data) == 1 else b"\n".join(data)
-                    text = raw.decode("utf-8", "replace")
-                    out.append(make(event or "message", text, last_id, retry))
-                    data = []
-                    size = 0
-                    mark = self._first_mark
+                if first is not None:
+                    raw = b"\n".join([first, *more]) if more else first
+                    # _new_event(event or "message", text, last_id, retry), inlined
+                    ev = new(_EventBuilder)
+                    ev.event = event or "message"
+                    ev.data = raw.decode("utf-8", "replace")
+                    ev.id = last_id
+                    ev.retry = retry
+                    ev.__class__ = ServerSentEvent  # type: ignore[assignment]
+                    out.append(ev)
+                    first = None
+                    if size:  # there were two items or more
+                        more = []
+                        size = 0
+                        mark = self._first_mark
                 event = ""
                 retry = None
                 seen_id = last_id
                 continue
             if line[:6] == b"data: ":
                 value = line[6:]
+            elif line in types:  # an "event: " line seen before
+                event = types[line]
+                continue
             elif line[:7] == b"event: ":
-                event = line[7:].decode("utf-8", "replace")
+                event = self._type(line)
                 continue
             else:
                 colon = line.find(b":")
@@ -510,17 +538,18 @@ class SSEDecoder(Generic[_Item]):
                         if n is not None:
                             retry = self._reconnection_time = n
                     continue
-            if not data:
-                data.append(value)
+            if first is None:
+                first = value
                 continue
-            data.append(value)
-            size += len(value) + 1 if size else len(data[0]) + len(value) + 2
+            more.append(value)
+            size += len(value) + 1 if size else len(first) + len(value) + 2
             if size > mark:
                 if size - 1 > self._max:  # dispatched data has no final LF
                     self._fail("data", out)
-                _fold(data)
+                first = _fold(first, more)
                 mark = min(size + _FOLD_BYTES, self._max + 1)
-        self._data = data
+        self._first = first
+        self._more = more
         self._size = size
         self._mark = mark
         self._event = event
@@ -529,9 +558,16 @@ class SSEDecoder(Generic[_Item]):
         self._retry = retry
         return out
 
+    def _type(self, line: bytes) -> str:
+        """The event type that an ``event: `` line sets, remembered if there is room."""
+        event = line[7:].decode("utf-8", "replace")
+        if len(self._types) < _TYPES and len(line) <= _TYPE_LINE:
+            self._types[line] = event
+        return event
+
     def _would_dispatch(self) -> ServerSentEvent | None:
         """What a blank line would dispatch now, after the partial line if any."""
-        data = list(self._data)
+        data = [] if self._first is None else [self._first, *self._more]
         event = self._event
         last_id = self._id
         retry = self._retry
