@@ -6,7 +6,8 @@ random chunks and (when small) one byte at a time, and raises
 
 * no exception escapes ``feed`` or ``flush``;
 * exactly one terminal event (``Done`` or ``Error``), last;
-* at most one ``Start``, before every content event;
+* at most one ``Start``, and it is the first event; a stream that ends with
+  ``Done`` has one;
 * every ``index`` of a delta or ``BlockEnd`` names a block of the final
   content, of the matching kind; every block ends exactly once, and nothing
   refers to it after its end;
@@ -149,6 +150,10 @@ def structure(events: list[Event], normalizer: StreamNormalizer | None = None) -
     starts = [i for i, e in enumerate(events) if isinstance(e, Start)]
     if len(starts) > 1:
         raise InvariantError("one_start", f"{len(starts)} Start events")
+    if starts and starts[0] != 0:
+        raise InvariantError("start_first", f"{type(events[0]).__name__} before Start")
+    if isinstance(end, Done) and not starts:
+        raise InvariantError("start_first", "Done without Start")
     first_content = next((i for i, e in enumerate(events) if isinstance(e, _CONTENT_EVENTS)), None)
     if first_content is not None and (not starts or starts[0] > first_content):
         raise InvariantError("start_first", "content before Start")

@@ -28,6 +28,7 @@ from streamnorm import (
     NormalizationError,
     PromptProgress,
     ProviderBlock,
+    Start,
     ThinkingBlock,
     ThinkingDelta,
     ToolCallBlock,
@@ -393,3 +394,31 @@ def test_compaction_delta_for_a_content_that_is_not_text() -> None:
     assert isinstance(first, ProviderBlock) and first.data["content"] == {"a": 1}
     assert isinstance(second, ProviderBlock) and second.data["content"] == "abc"
     check(data, "anthropic-messages")
+
+
+def test_a_stream_that_never_identifies_itself_still_starts() -> None:
+    """A Chat Completions stream of chunks without ``id`` or ``choices``,
+    then ``[DONE]``, ended with a ``Done`` that no ``Start`` preceded."""
+    data = _sse('{"object":"chat.completion.chunk","usage":{"prompt_tokens":1}}', "[DONE]")
+    events = run_bytes(data, "openai-completions")
+    assert isinstance(events[0], Start) and isinstance(terminal(events), Done)
+    check(data, "openai-completions")
+
+
+def test_diagnostics_before_the_start_follow_it() -> None:
+    """``Start`` is always the first event: an invalid payload between a
+    ``ping`` and ``message_start`` is reported right after the ``Start``."""
+    data = _sse(
+        '{"type":"ping"}',
+        "{not json",
+        '{"type":"message_start","message":{"id":"m","model":"x"}}',
+        '{"type":"message_stop"}',
+    )
+    events = run_bytes(data, "anthropic-messages")
+    assert isinstance(events[0], Start)
+    assert isinstance(events[1], NormalizationError) and events[1].kind == "invalid_json"
+    assert isinstance(terminal(events), Done)
+    check(data, "anthropic-messages")
+    # Without any Start, they precede the terminal Error.
+    events = run_bytes(_sse('{"type":"ping"}', "{not json"), "anthropic-messages")
+    assert [type(e) for e in events] == [NormalizationError, Error]

@@ -165,6 +165,7 @@ class MessageBuilder:
         self._reported_model: str | None = None
         self._response_id: str | None = None
         self._started = False
+        self._early: list[Event] = []  # diagnostics from before Start
         self._stop_table = stop_table
         self._implicit_end = blocks_end_implicitly
         self._blocks: list[_Block] = []
@@ -194,6 +195,9 @@ class MessageBuilder:
         self.events.append(
             Start(self.api, self._reported_model or self._requested_model, self._response_id)
         )
+        if self._early:
+            self.events.extend(self._early)
+            self._early = []
 
     def _ensure_started(self) -> None:
         if not self._started:
@@ -642,8 +646,15 @@ class MessageBuilder:
         self.events.append(PromptProgress(processed, total, cached, time_ms))
 
     def diagnostic(self, kind: str, detail: str, raw: str | None = None) -> None:
-        if not self.closed:
+        """A ``NormalizationError``. ``Start`` is always the first event: one
+        raised before the stream identified itself follows its ``Start``, or
+        precedes the terminal ``Error`` when there is none."""
+        if self.closed:
+            return
+        if self._started:
             self.events.append(NormalizationError(kind, detail, raw))
+        else:
+            self._early.append(NormalizationError(kind, detail, raw))
 
     # ------------------------------------------------------------------
     # Terminal
@@ -653,6 +664,7 @@ class MessageBuilder:
         when the stop value means the generation failed."""
         if self.closed:
             return
+        self._ensure_started()  # a Done always follows a Start
         raw = self._raw_stop
         if self._stop_override is not None:
             reason: StopReason | None = self._stop_override
@@ -681,6 +693,9 @@ class MessageBuilder:
         blocks are ended (open tool calls as ``incomplete``)."""
         if self.closed:
             return
+        if self._early:
+            self.events.extend(self._early)
+            self._early = []
         self._end_open(cut=True)
         stop = StopReason.ABORTED if kind == "aborted" else StopReason.ERROR
         self._close(stop, reason)
