@@ -13,7 +13,9 @@ at JSON paths; :class:`_ArgsWriter` turns them back into incremental JSON text.
 
 from __future__ import annotations
 
+import marshal
 from itertools import pairwise
+from json.encoder import encode_basestring
 from typing import Any
 
 from .._json import dumps_compact
@@ -49,6 +51,9 @@ _PART_MODIFIERS = frozenset(
 
 #: Candidate metadata kept as a ``ProviderBlock`` at the end, in this order.
 _METADATA_BLOCKS = ("groundingMetadata", "urlContextMetadata")
+#: Every candidate field :meth:`GoogleDecoder._keep_metadata` reads (most
+#: chunks have none of them).
+_CANDIDATE_METADATA = frozenset((*_METADATA_BLOCKS, "citationMetadata"))
 
 _TEXT, _THINKING, _CALL = "text", "thinking", "call"
 
@@ -68,6 +73,16 @@ def to_usage(raw: dict[str, Any]) -> Usage:
     )
 
 
+def _same_json(value: Any, other: Any) -> bool:
+    """Whether two parsed JSON values are the same JSON. ``==`` alone takes
+    ``1``, ``1.0`` and ``true`` (or ``0.0`` and ``-0.0``) for equal and
+    ignores key order; their ``marshal`` bytes tell them apart."""
+    try:
+        return value == other and marshal.dumps(value, 2) == marshal.dumps(other, 2)
+    except (RecursionError, ValueError):  # nested too deep to compare: taken as different
+        return False
+
+
 class GoogleDecoder(Decoder):
     api = "google-generative-ai"
     stop_table = STOP_TABLE
@@ -83,6 +98,12 @@ class GoogleDecoder(Decoder):
         self._last_text: int | None = None
         self._metadata: dict[str, dict[str, Any]] = {}
         self._citations: list[Any] = []
+        # Once a model and a response id have been passed on, start() does nothing.
+        self._have_model = self._have_id = False
+        self._usage_raw: dict[str, Any] | None = None  # the usageMetadata last passed on
+        # The last partialArgs jsonPath and its parse: a streamed string repeats it.
+        self._path_text: Any = None
+        self._path: tuple[str | int, ...] | None = None
 
     # ------------------------------------------------------------------
     # Payloads
@@ -99,23 +120,32 @@ class GoogleDecoder(Decoder):
                 str(code) if code not in (None, "") else None,
             )
             return
-        self.b.start(
-            as_str(payload.get("modelVersion")) or None, as_str(payload.get("responseId")) or None
-        )
-        block_reason = as_str(as_dict(payload.get("promptFeedback")).get("blockReason"))
-        if block_reason:
-            self.b.set_stop_reason(block_reason, mapped=StopReason.CONTENT_FILTER)
+        if not (self._have_model and self._have_id):
+            model = as_str(payload.get("modelVersion"))
+            response_id = as_str(payload.get("responseId"))
+            self._have_model = self._have_model or bool(model)
+            self._have_id = self._have_id or bool(response_id)
+            self.b.start(model or None, response_id or None)
+        feedback = payload.get("promptFeedback")
+        if feedback is not None:
+            block_reason = as_str(as_dict(feedback).get("blockReason"))
+            if block_reason:
+                self.b.set_stop_reason(block_reason, mapped=StopReason.CONTENT_FILTER)
         candidate = self._candidate(as_list(payload.get("candidates")))
         if candidate is not None:
             for part in as_list(as_dict(candidate.get("content")).get("parts")):
                 self._part(as_dict(part))
-            self._keep_metadata(candidate)
-            finish = as_str(candidate.get("finishReason"))
-            if finish:
+            if not _CANDIDATE_METADATA.isdisjoint(candidate):
+                self._keep_metadata(candidate)
+            finish = candidate.get("finishReason")
+            if finish and isinstance(finish, str):
                 message = as_str(candidate.get("finishMessage")) or None
                 self.b.set_stop_reason(finish, error_reason=message)
         usage = payload.get("usageMetadata")
-        if isinstance(usage, dict):
+        if isinstance(usage, dict) and not _same_json(usage, self._usage_raw):
+            # Gemini repeats usageMetadata on every chunk, mostly unchanged:
+            # an identical snapshot would change nothing.
+            self._usage_raw = usage
             self.b.set_usage(to_usage(usage))
 
     def end_of_input(self) -> None:
@@ -200,7 +230,8 @@ class GoogleDecoder(Decoder):
                 self.b.append_thinking(key, text, signature=signature or None)
             else:
                 self.b.append_text(key, text)
-                self.b.set_signature(key, signature)
+                if signature:
+                    self.b.set_signature(key, signature)
             return
         if not text and not signature:
             return  # Gemini ends many streams with an empty text part
@@ -259,7 +290,11 @@ class GoogleDecoder(Decoder):
 
     def _partial_args(self, key: int, args: _ArgsWriter, entries: list[Any]) -> None:
         for entry in map(as_dict, entries):
-            path = _parse_path(entry.get("jsonPath"))
+            json_path = entry.get("jsonPath")
+            if not (type(json_path) is str and json_path == self._path_text):
+                # Parsed once for all the pieces of a string, which repeat it.
+                self._path_text, self._path = json_path, _parse_path(json_path)
+            path = self._path
             if "stringValue" in entry:
                 value: Any = as_str(entry.get("stringValue"))
             elif "numberValue" in entry:
@@ -312,8 +347,12 @@ class _ArgsWriter:
     leaves, writes ``,`` and ``"key":`` as needed and opens the containers
     it enters (the root ``{`` with the first value); then it writes the
     value, a string staying open so that later pieces for the same path
-    extend it. :meth:`close` closes everything, root included. Cost: linear
-    in the size of the entries.
+    extend it. :meth:`close` closes everything, root included.
+
+    Cost: linear in the size of the entries. The open string's pieces are
+    kept in a list and joined into :attr:`tree` once, when another path is
+    entered, the call closes or the tree is read: adding each piece to the
+    string so far would copy it again for every piece (quadratic).
 
     Paths that would reopen a closed container or string, set a value twice,
     skip an array index or change a container's type cannot be written
@@ -321,15 +360,35 @@ class _ArgsWriter:
     :attr:`tree` (the value so far, always kept) is exact.
     """
 
-    __slots__ = ("_failed_reported", "_frames", "_leaf", "_string_open", "ok", "tree")
+    __slots__ = (
+        "_failed_reported",
+        "_frames",
+        "_leaf",
+        "_pieces",
+        "_string_at",
+        "_string_open",
+        "_tree",
+        "ok",
+    )
 
     def __init__(self) -> None:
-        self.tree: dict[str, Any] = {}
+        self._tree: dict[str, Any] = {}
         self.ok = True
         self._frames: list[_Frame] = []  # the open containers, root first
         self._leaf: tuple[str | int, ...] | None = None
         self._string_open = False
         self._failed_reported = False
+        # The string set last: its container and key in the tree (None if it
+        # has no place there), and its value in pieces, ``_pieces[0]`` being
+        # what the tree holds.
+        self._string_at: tuple[Any, str | int] | None = None
+        self._pieces: list[str] = []
+
+    @property
+    def tree(self) -> dict[str, Any]:
+        """The value so far."""
+        self._join()
+        return self._tree
 
     def failed_now(self) -> bool:
         """True once, the first time synthesis has failed."""
@@ -342,26 +401,28 @@ class _ArgsWriter:
         """Set ``value`` at ``path``; a string extends the string set just before
         at the same path. Returns the text to emit ("" for nothing), or
         ``None`` once incremental synthesis is impossible."""
-        extend = isinstance(value, str) and path == self._leaf and self._string_open
-        self._assign(path, value, extend)
+        if isinstance(value, str) and self._string_open and path == self._leaf:
+            if self._string_at is not None:
+                self._pieces.append(value)
+            # else the string has no place in the tree, nor have its pieces
+            return encode_basestring(value)[1:-1] if self.ok else None
+        self._join()
+        self._assign(path, value)
         out: str | None = None
         if self.ok:
-            if extend:
-                out = dumps_compact(value)[1:-1]
+            entered = self._enter(path)
+            if entered is None:
+                self.ok = False
             else:
-                entered = self._enter(path)
-                if entered is None:
-                    self.ok = False
-                else:
-                    text = dumps_compact(value)
-                    out = entered + (text[:-1] if isinstance(value, str) else text)
-        if not extend:
-            self._leaf = path
-            self._string_open = isinstance(value, str)
+                text = dumps_compact(value)
+                out = entered + (text[:-1] if isinstance(value, str) else text)
+        self._leaf = path
+        self._string_open = isinstance(value, str)
         return out
 
     def close(self) -> str:
         """The text that ends the argument object (everything still open)."""
+        self._join()
         if not self.ok or not self._frames:
             return ""
         out = ['"'] if self._string_open else []
@@ -369,6 +430,14 @@ class _ArgsWriter:
         self._frames.clear()
         self._string_open = False
         return "".join(out)
+
+    def _join(self) -> None:
+        """Put the open string's pieces into the tree as one string."""
+        pieces = self._pieces
+        if len(pieces) > 1 and self._string_at is not None:
+            node, key = self._string_at
+            node[key] = pieces[0] = "".join(pieces)
+            del pieces[1:]
 
     def _enter(self, path: tuple[str | int, ...]) -> str | None:
         if not path or not isinstance(path[0], str):
@@ -403,11 +472,13 @@ class _ArgsWriter:
                 out.append("[" if child_is_array else "{")
         return "".join(out)
 
-    def _assign(self, path: tuple[str | int, ...], value: Any, extend: bool) -> None:
-        """Set ``value`` in :attr:`tree` (containers made as needed)."""
+    def _assign(self, path: tuple[str | int, ...], value: Any) -> None:
+        """Set ``value`` in :attr:`tree` (containers made as needed); a string
+        becomes the one later pieces extend."""
+        self._string_at = None
         if not path:
             return
-        node: Any = self.tree
+        node: Any = self._tree
         for segment, following in pairwise(path):
             empty: Any = [] if isinstance(following, int) else {}
             node = _child(node, segment, empty)
@@ -415,17 +486,18 @@ class _ArgsWriter:
                 return
         last = path[-1]
         if isinstance(node, dict) and isinstance(last, str):
-            if extend and isinstance(node.get(last), str):
-                value = node[last] + value
             node[last] = value
         elif isinstance(node, list) and isinstance(last, int):
             if last > len(node) + _MAX_INDEX_GAP:
                 return  # a wire index far past the end: not padded into memory
             while len(node) <= last:
                 node.append(None)
-            if extend and isinstance(node[last], str):
-                value = node[last] + value
             node[last] = value
+        else:
+            return
+        if isinstance(value, str):
+            self._string_at = (node, last)
+            self._pieces = [value]
 
 
 #: How far past the end of an array a ``partialArgs`` index may point (the gap

@@ -64,6 +64,21 @@ CACHE_READ_PATHS: tuple[tuple[str, ...], ...] = (
 )
 CACHE_WRITE_PATHS: tuple[tuple[str, ...], ...] = (("prompt_tokens_details", "cache_write_tokens"),)
 
+#: The delta fields the generic path reads; any other field is ignored, and
+#: every one of these counts as absent when it is ``null``.
+DELTA_FIELDS = frozenset(
+    (
+        "content",
+        "refusal",
+        *REASONING_FIELDS,
+        "reasoning_details",
+        "executed_tools",
+        "annotations",
+        "tool_calls",
+        "function_call",
+    )
+)
+
 #: OpenRouter ``reasoning_details`` fields that stream in pieces; other fields
 #: of a later entry with the same ``index`` replace the earlier value.
 DETAIL_TEXT_FIELDS = frozenset(("text", "summary"))
@@ -78,6 +93,9 @@ _THINKING, _TEXT, _REFUSAL, _EXECUTED, _FUNCTION_CALL = (
     "executed_tools",
     "function_call",
 )
+
+#: The delta fields :meth:`OpenAICompletionsDecoder._fast_path` reads as text.
+_FAST_TEXT_FIELDS = frozenset(("content", *REASONING_FIELDS))
 
 
 def _count(usage: dict[str, Any], paths: tuple[tuple[str, ...], ...]) -> int:
@@ -169,6 +187,8 @@ class OpenAICompletionsDecoder(Decoder):
         self._executed_pos: dict[Any, int] = {}
         # Perplexity's top-level citations: the last value wins.
         self._citations: list[Any] = []
+        # Once a model and a response id have been passed on, start() does nothing.
+        self._have_model = self._have_id = False
 
     # ------------------------------------------------------------------
     # Chunks
@@ -177,10 +197,12 @@ class OpenAICompletionsDecoder(Decoder):
         if event == "error":
             self._fail(payload.get("error", payload))
             return
+        if self._fast_path(payload):
+            return
         choices = as_list(payload.get("choices"))
         response_id = as_str(payload.get("id"))
         if response_id or choices:
-            self.b.start(as_str(payload.get("model")) or None, response_id or None)
+            self._start(payload, response_id)
         progress = payload.get("prompt_progress")
         if isinstance(progress, dict):
             self._progress(progress)
@@ -220,6 +242,87 @@ class OpenAICompletionsDecoder(Decoder):
         error = payload.get("error")
         if error:
             self._fail(error)
+
+    def _fast_path(self, payload: dict[str, Any]) -> bool:
+        """Translate the common chunk directly; False (nothing done) otherwise.
+
+        Almost every chunk of a stream carries one piece of text, of
+        reasoning or of an open tool call's arguments, and nothing else: the
+        generic path's dozen lookups cost several times the one builder call
+        such a chunk comes down to. Taken only where the generic path would
+        do exactly the same: a single choice, the selected one, before its
+        finish_reason and without one; no ``usage`` (top level, choice,
+        ``x_groq``), ``error``, ``prompt_progress`` or ``citations``; and a
+        delta whose only non-null field of :data:`DELTA_FIELDS` is
+        ``content`` (a string), one reasoning field (a string), or
+        ``tool_calls`` with one fragment, without id or name, of string
+        arguments for the call open at its ``index``.
+        """
+        choices = payload.get("choices")
+        if self._finished or type(choices) is not list or len(choices) != 1:
+            return False
+        choice = choices[0]
+        if type(choice) is not dict:
+            return False
+        index = choice.get("index")
+        delta = choice.get("delta")
+        if (
+            (index if type(index) is int else 0) != self.choice
+            or type(delta) is not dict
+            or choice.get("finish_reason") is not None
+            or choice.get("usage") is not None
+            or payload.get("usage") is not None
+            or payload.get("x_groq") is not None
+            or payload.get("error") is not None
+            or payload.get("prompt_progress") is not None
+            or payload.get("citations") is not None
+        ):
+            return False
+        field: str | None = None
+        value: Any = None
+        for name, item in delta.items():
+            if item is not None and name in DELTA_FIELDS:
+                if field is not None:
+                    return False  # two kinds of content: the generic path orders them
+                field, value = name, item
+        key: Any = None
+        if field == "tool_calls":
+            entry: Any = value[0] if type(value) is list and len(value) == 1 else None
+            if type(entry) is not dict or type(entry.get("function")) is not dict:
+                return False
+            tool_index, function = entry.get("index"), entry["function"]
+            call = self._by_index.get(tool_index) if type(tool_index) is int else None
+            value = function.get("arguments")
+            if (
+                call is None
+                or entry.get("id") not in (None, "")
+                or function.get("name") not in (None, "")
+                or type(value) is not str
+            ):
+                return False
+            key = ("tool", call)
+        elif field is not None and (type(value) is not str or field not in _FAST_TEXT_FIELDS):
+            return False
+        if not (self._have_model and self._have_id):
+            self._start(payload, as_str(payload.get("id")))
+        if key is not None:
+            self.b.append_arguments(key, value)
+        elif value and field == "content":
+            if not self.b.has(_TEXT):
+                self.b.open_text(_TEXT)
+            self.b.append_text(_TEXT, value)
+        elif value:  # reasoning
+            if self.b.has(_THINKING):
+                self.b.append_thinking(_THINKING, value)
+            else:
+                self.b.open_thinking(_THINKING, text=value)
+        return True
+
+    def _start(self, payload: dict[str, Any], response_id: str) -> None:
+        model = as_str(payload.get("model"))
+        self.b.start(model or None, response_id or None)
+        self._have_model = self._have_model or bool(model)
+        self._have_id = self._have_id or bool(response_id)
 
     def _selected(self, choices: list[Any]) -> dict[str, Any] | None:
         for position, choice in enumerate(choices):
