@@ -42,29 +42,58 @@ def chunks_at(raw: bytes, cuts: Iterable[int]) -> list[bytes]:
     return out
 
 
+#: How a test feeds the decoder: `feed`, `feed_raw` (which reads whole blocks
+#: where `feed` reads lines), or the two in turn, chunk by chunk (every switch
+#: between the two ways of reading).
+MODES = ("feed", "feed_raw", "alternating")
+
+
+def cooked(items: list[Any]) -> list[Item]:
+    """`feed_raw` items as `feed` returns them."""
+    return [
+        ServerSentEvent(i[0], i[1].decode("utf-8", "replace"), i[2], i[3])
+        if isinstance(i, tuple)
+        else i
+        for i in items
+    ]
+
+
+def feed_in(decoder: SSEDecoder[Any], chunk: bytes, mode: str, n: int) -> list[Item]:
+    """Feed the `n`-th chunk the way `mode` says; items as `feed` returns them."""
+    if mode == "feed" or (mode == "alternating" and n % 2):
+        return decoder.feed(chunk)
+    raw: list[Any] = decoder.feed_raw(chunk)
+    assert all(type(i[1]) is bytes for i in raw if isinstance(i, tuple))
+    return cooked(raw)
+
+
 def decode(
-    chunks: Iterable[bytes], *, comments: bool = False, max_line_bytes: int = 1 << 24
+    chunks: Iterable[bytes],
+    *,
+    comments: bool = False,
+    max_line_bytes: int = 1 << 24,
+    mode: str = "feed",
 ) -> tuple[list[Item], ServerSentEvent | None]:
     decoder = SSEDecoder(comments=comments, max_line_bytes=max_line_bytes)
     out: list[Item] = []
-    for chunk in chunks:
-        out += decoder.feed(chunk)
+    for n, chunk in enumerate(chunks):
+        out += feed_in(decoder, chunk, mode, n)
     out += decoder.flush()
     return out, decoder.pending()
 
 
 def outcome(
-    chunks: Iterable[bytes], *, comments: bool = True, max_line_bytes: int
+    chunks: Iterable[bytes], *, comments: bool = True, max_line_bytes: int, mode: str = "feed"
 ) -> tuple[list[Item], str | None, ServerSentEvent | None]:
     """Everything a caller gets: items (incl. those carried by the error), error part, pending."""
     decoder = SSEDecoder(comments=comments, max_line_bytes=max_line_bytes)
     out: list[Item] = []
     try:
-        for chunk in chunks:
-            out += decoder.feed(chunk)
+        for n, chunk in enumerate(chunks):
+            out += feed_in(decoder, chunk, mode, n)
         out += decoder.flush()
     except SSELimitError as e:
-        return out + e.events, e.part, None
+        return out + cooked(e.events), e.part, None
     return out, None, decoder.pending()
 
 
@@ -363,9 +392,10 @@ def test_enough_vectors() -> None:
     assert len({v.name for v in VECTORS}) == len(VECTORS)
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("v", VECTORS, ids=_vector_id)
-def test_vector_whole(v: Vector) -> None:
-    assert decode([v.raw], comments=v.comments) == (list(v.events), v.pending)
+def test_vector_whole(v: Vector, mode: str) -> None:
+    assert decode([v.raw], comments=v.comments, mode=mode) == (list(v.events), v.pending)
 
 
 @pytest.mark.parametrize("v", VECTORS, ids=_vector_id)
@@ -373,17 +403,19 @@ def test_vector_matches_reference(v: Vector) -> None:
     assert reference(v.raw, comments=v.comments) == (list(v.events), v.pending)
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("v", VECTORS, ids=_vector_id)
-def test_vector_every_two_way_split(v: Vector) -> None:
+def test_vector_every_two_way_split(v: Vector, mode: str) -> None:
     expected = (list(v.events), v.pending)
     for cut in range(len(v.raw) + 1):
-        assert decode(chunks_at(v.raw, [cut]), comments=v.comments) == expected, cut
+        assert decode(chunks_at(v.raw, [cut]), comments=v.comments, mode=mode) == expected, cut
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("v", VECTORS, ids=_vector_id)
-def test_vector_one_byte_at_a_time(v: Vector) -> None:
+def test_vector_one_byte_at_a_time(v: Vector, mode: str) -> None:
     chunks = [v.raw[i : i + 1] for i in range(len(v.raw))]
-    assert decode(chunks, comments=v.comments) == (list(v.events), v.pending)
+    assert decode(chunks, comments=v.comments, mode=mode) == (list(v.events), v.pending)
 
 
 @st.composite
@@ -394,10 +426,11 @@ def vector_and_cuts(draw: st.DrawFn) -> tuple[Vector, list[int]]:
 
 
 @settings(max_examples=400, deadline=None)
-@given(vector_and_cuts())
-def test_vector_any_chunking(case: tuple[Vector, list[int]]) -> None:
+@given(vector_and_cuts(), st.sampled_from(MODES))
+def test_vector_any_chunking(case: tuple[Vector, list[int]], mode: str) -> None:
     v, cuts = case
-    assert decode(chunks_at(v.raw, cuts), comments=v.comments) == (list(v.events), v.pending)
+    expected = (list(v.events), v.pending)
+    assert decode(chunks_at(v.raw, cuts), comments=v.comments, mode=mode) == expected
 
 
 # -- generated inputs ----------------------------------------------------------
@@ -422,41 +455,49 @@ def bytes_and_cuts(draw: st.DrawFn, source: st.SearchStrategy[bytes]) -> tuple[b
 
 
 @settings(max_examples=500, deadline=None)
-@given(bytes_and_cuts(sse_bytes), st.booleans())
+@given(bytes_and_cuts(sse_bytes), st.booleans(), st.sampled_from(MODES))
 def test_matches_reference_under_any_chunking(
-    case: tuple[bytes, list[int]], comments: bool
+    case: tuple[bytes, list[int]], comments: bool, mode: str
 ) -> None:
     raw, cuts = case
     expected = reference(raw, comments=comments)
-    assert decode([raw], comments=comments) == expected
-    assert decode(chunks_at(raw, cuts), comments=comments) == expected
+    assert decode([raw], comments=comments, mode=mode) == expected
+    assert decode(chunks_at(raw, cuts), comments=comments, mode=mode) == expected
 
 
-@settings(max_examples=200, deadline=None)
-@given(bytes_and_cuts(any_bytes))
-def test_arbitrary_bytes_match_reference(case: tuple[bytes, list[int]]) -> None:
+@settings(max_examples=300, deadline=None)
+@given(bytes_and_cuts(any_bytes), st.booleans(), st.sampled_from(MODES))
+def test_arbitrary_bytes_match_reference(
+    case: tuple[bytes, list[int]], comments: bool, mode: str
+) -> None:
     raw, cuts = case
-    expected = reference(raw, comments=True)
-    assert decode(chunks_at(raw, cuts), comments=True) == expected
+    expected = reference(raw, comments=comments)
+    assert decode(chunks_at(raw, cuts), comments=comments, mode=mode) == expected
 
 
 @settings(max_examples=150, deadline=None)
-@given(sse_bytes)
-def test_one_byte_at_a_time_matches_whole(raw: bytes) -> None:
+@given(sse_bytes, st.sampled_from(MODES))
+def test_one_byte_at_a_time_matches_whole(raw: bytes, mode: str) -> None:
     chunks = [raw[i : i + 1] for i in range(len(raw))]
-    assert decode(chunks, comments=True) == decode([raw], comments=True)
+    assert decode(chunks, mode=mode) == decode([raw])
 
 
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(bytes_and_cuts(sse_bytes), st.integers(1, 40))
-def test_limits_are_chunking_invariant(case: tuple[bytes, list[int]], limit: int) -> None:
-    """Same events, same error (or none) and same pending, however the input is cut."""
+@given(bytes_and_cuts(sse_bytes), st.integers(1, 40), st.booleans(), st.sampled_from(MODES))
+def test_limits_are_chunking_invariant(
+    case: tuple[bytes, list[int]], limit: int, comments: bool, mode: str
+) -> None:
+    """Same events, same error (or none) and same pending, however the input is
+    cut and whichever way it is fed."""
     raw, cuts = case
-    whole = outcome([raw], max_line_bytes=limit)
-    assert outcome(chunks_at(raw, cuts), max_line_bytes=limit) == whole
-    assert outcome([raw[i : i + 1] for i in range(len(raw))], max_line_bytes=limit) == whole
+    whole = outcome([raw], max_line_bytes=limit, comments=comments)
+    assert (
+        outcome(chunks_at(raw, cuts), max_line_bytes=limit, comments=comments, mode=mode) == whole
+    )
+    one_by_one = [raw[i : i + 1] for i in range(len(raw))]
+    assert outcome(one_by_one, max_line_bytes=limit, comments=comments, mode=mode) == whole
     if whole[1] is None:  # within the limit, the limit changes nothing
-        assert (whole[0], whole[2]) == decode([raw], comments=True)
+        assert (whole[0], whole[2]) == decode([raw], comments=comments)
 
 
 @settings(max_examples=300, deadline=None)
@@ -510,16 +551,20 @@ def api_stream_and_cuts(draw: st.DrawFn) -> tuple[bytes, list[int]]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(api_stream_and_cuts(), st.booleans())
-def test_api_like_streams_match_reference(case: tuple[bytes, list[int]], comments: bool) -> None:
+@given(api_stream_and_cuts(), st.booleans(), st.sampled_from(MODES))
+def test_api_like_streams_match_reference(
+    case: tuple[bytes, list[int]], comments: bool, mode: str
+) -> None:
     raw, cuts = case
     expected = reference(raw, comments=comments)
-    assert decode([raw], comments=comments) == expected
-    assert decode(chunks_at(raw, cuts), comments=comments) == expected
-    assert decode([raw[i : i + 1] for i in range(len(raw))], comments=comments) == expected
+    assert decode([raw], comments=comments, mode=mode) == expected
+    assert decode(chunks_at(raw, cuts), comments=comments, mode=mode) == expected
+    one_by_one = [raw[i : i + 1] for i in range(len(raw))]
+    assert decode(one_by_one, comments=comments, mode=mode) == expected
 
 
-def test_many_event_types_match_reference() -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_many_event_types_match_reference(mode: str) -> None:
     """More distinct types than a decoder remembers, long ones, each seen again later."""
     types = [f"type-{i}".encode() for i in range(150)]
     types += [b"t" * 127, b"u" * 128, b"v" * 5000, b"", b"\xff\xfe", "東京".encode()]
@@ -527,15 +572,35 @@ def test_many_event_types_match_reference() -> None:
     expected = reference(raw)
     assert len(expected[0]) == len(types) * 3
     for size in (len(raw), 4096, 100, 7):
-        assert decode([raw[i : i + size] for i in range(0, len(raw), size)]) == expected
+        chunks = [raw[i : i + size] for i in range(0, len(raw), size)]
+        assert decode(chunks, mode=mode) == expected
 
 
-def test_remembered_event_types_stay_bounded() -> None:
+@pytest.mark.parametrize("mode", ["feed", "feed_raw"])
+def test_remembered_event_types_stay_bounded(mode: str) -> None:
     decoder = SSEDecoder()
     for i in range(1000):
-        decoder.feed(b"event: t%d\ndata: x\n\nevent: %s\ndata: y\n\n" % (i, b"L" * (200 + i)))
+        feed_in(
+            decoder,
+            b"event: t%d\ndata: x\n\nevent: %s\ndata: y\n\n" % (i, b"L" * (200 + i)),
+            mode,
+            0,
+        )
     assert 0 < len(decoder._types) <= 64
     assert max(map(len, decoder._types)) <= 128
+
+
+def test_feed_raw_gives_the_data_undecoded() -> None:
+    decoder = SSEDecoder()
+    raw = b'event: delta\ndata: {"t":"\xe6\x9d\xb1"}\n\nid: 4\ndata: a\xffb\ndata: c\n\ndata: x'
+    assert decoder.feed_raw(raw) == [
+        ("delta", b'{"t":"\xe6\x9d\xb1"}', "", None),
+        ("message", b"a\xffb\nc", "4", None),
+    ]
+    assert decoder.feed_raw(b"\r\n\r\n") == [("message", b"x", "4", None)]
+    with pytest.raises(SSELimitError) as info:
+        SSEDecoder(max_line_bytes=10).feed_raw(b"data: a\n\ndata: 0123456789\n\n")
+    assert info.value.events == [("message", b"a", "", None)]
 
 
 # -- limits ----------------------------------------------------------------------
@@ -552,15 +617,16 @@ def test_limit_error_attributes() -> None:
     assert (copy.limit, copy.value, copy.part, copy.events) == ("max_line_bytes", 10, "line", [])
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("step", [1, 3, 7, 100])
-def test_unterminated_line_fails_as_soon_as_it_is_too_long(step: int) -> None:
+def test_unterminated_line_fails_as_soon_as_it_is_too_long(step: int, mode: str) -> None:
     limit = 50
     raw = b"data: " + b"x" * 200
     decoder = SSEDecoder(max_line_bytes=limit)
     fed = 0
     with pytest.raises(SSELimitError) as info:
         for i in range(0, len(raw), step):
-            decoder.feed(raw[i : i + step])
+            feed_in(decoder, raw[i : i + step], mode, i)
             fed += len(raw[i : i + step])
     assert info.value.part == "line"
     assert fed <= limit < fed + step  # failed in the first chunk that went over
@@ -671,7 +737,8 @@ def test_decoder_is_unusable_after_a_limit_error() -> None:
     assert decoder.pending() is None
 
 
-def test_memory_stays_bounded_by_the_limit_for_an_endless_line() -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_memory_stays_bounded_by_the_limit_for_an_endless_line(mode: str) -> None:
     limit = 4 * 1024 * 1024
     chunk = b"x" * (1024 * 1024)
     decoder = SSEDecoder(max_line_bytes=limit)
@@ -679,10 +746,10 @@ def test_memory_stays_bounded_by_the_limit_for_an_endless_line() -> None:
     tracemalloc.start()
     try:
         with pytest.raises(SSELimitError) as info:
-            decoder.feed(b"data: ")
+            feed_in(decoder, b"data: ", mode, 0)
             fed += 6
-            for _ in range(50):  # 50 MB
-                decoder.feed(chunk)
+            for n in range(50):  # 50 MB
+                feed_in(decoder, chunk, mode, n)
                 fed += len(chunk)
         _, peak = tracemalloc.get_traced_memory()
     finally:
@@ -692,7 +759,8 @@ def test_memory_stays_bounded_by_the_limit_for_an_endless_line() -> None:
     assert peak < limit * 1.5, peak
 
 
-def test_memory_stays_bounded_by_the_limit_for_endless_data() -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_memory_stays_bounded_by_the_limit_for_endless_data(mode: str) -> None:
     limit = 4 * 1024 * 1024
     chunk = (b"data: " + b"y" * 1017 + b"\n") * 1024  # 1 MiB of 1 KiB data lines
     decoder = SSEDecoder(max_line_bytes=limit)
@@ -700,8 +768,8 @@ def test_memory_stays_bounded_by_the_limit_for_endless_data() -> None:
     tracemalloc.start()
     try:
         with pytest.raises(SSELimitError) as info:
-            for _ in range(50):
-                decoder.feed(chunk)
+            for n in range(50):
+                feed_in(decoder, chunk, mode, n)
                 fed += len(chunk)
         _, peak = tracemalloc.get_traced_memory()
     finally:
@@ -810,14 +878,16 @@ def test_empty_chunks_are_harmless() -> None:
     assert out == [E("x")]
 
 
-def test_long_line_over_many_chunks_then_more_events() -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_long_line_over_many_chunks_then_more_events(mode: str) -> None:
     body = "é" * 50_000
     raw = ("data: " + body + "\n\ndata: after\n\n").encode()
     chunks = [raw[i : i + 7] for i in range(0, len(raw), 7)]
-    assert decode(chunks)[0] == [E(body), E("after")]
+    assert decode(chunks, mode=mode)[0] == [E(body), E("after")]
 
 
-def test_large_realistic_stream_any_chunk_size() -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_large_realistic_stream_any_chunk_size(mode: str) -> None:
     blocks = []
     for i in range(300):
         data = f'{{"i": {i}, "text": "{"ü" * (i % 17)}{"x" * i}"}}'
@@ -827,7 +897,12 @@ def test_large_realistic_stream_any_chunk_size() -> None:
     expected, _ = decode([raw])
     assert len(expected) == 300
     for size in (1, 2, 3, 64, 1000, 4096):
-        assert decode([raw[i : i + size] for i in range(0, len(raw), size)])[0] == expected
+        assert (
+            decode([raw[i : i + size] for i in range(0, len(raw), size)], mode=mode)[0] == expected
+        )
     crlf = raw.replace(b"\n", b"\r\n")
     for size in (1, 2, 5, 4096):
-        assert decode([crlf[i : i + size] for i in range(0, len(crlf), size)])[0] == expected
+        assert (
+            decode([crlf[i : i + size] for i in range(0, len(crlf), size)], mode=mode)[0]
+            == expected
+        )

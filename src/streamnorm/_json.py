@@ -33,12 +33,20 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Callable
 from itertools import accumulate
 from typing import Any
 
 import jiter
 
-__all__ = ["MAX_DEPTH", "JSONDecodeError", "JSONDepthError", "dumps_compact", "loads"]
+__all__ = [
+    "MAX_DEPTH",
+    "JSONDecodeError",
+    "JSONDepthError",
+    "dumps_compact",
+    "fast_parser",
+    "loads",
+]
 
 #: Default limit on the nesting of arrays and objects.
 MAX_DEPTH = 512
@@ -125,6 +133,15 @@ def _jiter_depth(ceiling: int = 1 << 16) -> int:
 
 
 _JITER_DEPTH = _jiter_depth()
+
+
+def fast_parser(max_depth: int) -> Callable[..., Any] | None:
+    """jiter's parser, for a hot loop that can do without :func:`loads`'s
+    wrapper: None unless, for this ``max_depth``, the parser's result is
+    always exactly what :func:`loads` returns. Call it as
+    ``parse(data, allow_inf_nan=False)`` on bytes; on ``ValueError`` call
+    :func:`loads`, which decides and words the error."""
+    return _from_json if max_depth >= _JITER_DEPTH else None
 
 
 # A complete JSON string, escapes included (unrolled, so no backtracking).

@@ -25,7 +25,7 @@ from .events import Event
 from .messages import AssistantMessage, StopReason, Usage
 from .providers import DECODERS, Decoder, detect_api
 from .providers.base import as_dict, as_str
-from .sse import ServerSentEvent, SSEDecoder, SSELimitError
+from .sse import RawEvent, SSEDecoder, SSELimitError
 
 __all__ = ["DEFAULT_MAX_EVENT_BYTES", "StreamNormalizer", "anormalize", "normalize"]
 
@@ -75,6 +75,7 @@ class StreamNormalizer:
         self._choice = choice
         self._max_stream_bytes = max_stream_bytes
         self._max_json_depth = max_json_depth
+        self._parse = _json.fast_parser(max_json_depth)
         self._sse = SSEDecoder(max_line_bytes=max_event_bytes)
         self._bytes = 0
         self._head = bytearray()
@@ -120,15 +121,10 @@ class StreamNormalizer:
         self._bytes += len(chunk)
         if self._payloads == 0 and len(self._head) < _HEAD_BYTES:
             self._head += chunk[: _HEAD_BYTES - len(self._head)]
-        dispatch = self._dispatch
         try:
-            for event in self._sse.feed(bytes(chunk)):
-                if dispatch(event, False):
-                    break
+            self._interpret_all(self._sse.feed_raw(bytes(chunk)))
         except SSELimitError as exc:
-            for event in exc.events:
-                if dispatch(event, False):
-                    break
+            self._interpret_all(exc.events)
             what = "a line" if exc.part == "line" else "the data of one event"
             self._fail_limit(
                 "max_event_bytes", f"{what} exceeded max_event_bytes ({exc.value} bytes)"
@@ -173,10 +169,12 @@ class StreamNormalizer:
         if self.closed:
             return
         for event in self._sse.flush():
-            self._dispatch(event, False)
+            if self.closed:
+                return
+            self._interpret(event.event, event.data, False)
         pending = self._sse.pending()
         if pending is not None and not self.closed:
-            self._dispatch(pending, True)
+            self._interpret(pending.event, pending.data, True)
 
     def _bind(self, api: str) -> None:
         decoder_class = DECODERS[api]
@@ -204,15 +202,46 @@ class StreamNormalizer:
         events, self._builder.events = self._builder.events, []
         return events
 
-    def _dispatch(self, event: ServerSentEvent, final: bool) -> bool:
-        """One SSE event; returns whether the stream has ended. ``final`` marks
-        the unterminated last block, which counts only when its data is
-        complete."""
-        self._interpret(event, final)
-        return self._builder is not None and self._builder.closed
+    def _interpret_all(self, events: list[RawEvent]) -> None:
+        """Interpret SSE events in order, until the stream ends.
 
-    def _interpret(self, event: ServerSentEvent, final: bool) -> None:
-        data = event.data
+        The hot loop of every stream. Once the api is known, and when jiter's
+        own checks are enough (`_json.fast_parser`), a payload that is a JSON
+        object goes from the event's bytes through jiter straight to the
+        provider decoder; anything else, including whatever jiter refuses,
+        takes `_interpret`.
+        """
+        parse = self._parse
+        for name, data, _, _ in events:
+            decoder = self._decoder
+            if decoder is not None and parse is not None and data[:1] == b"{":
+                try:
+                    payload = parse(data, allow_inf_nan=False)
+                except ValueError:
+                    pass
+                else:
+                    self._payloads += 1
+                    try:
+                        decoder.handle(name, payload)
+                    except Exception as exc:
+                        self._decoder_failed(exc, data)
+                    if decoder.b.closed:
+                        return
+                    continue
+            self._interpret(name, data, False)
+            if self.closed:
+                return
+
+    def _decoder_failed(self, exc: Exception, data: bytes | str) -> None:
+        """A decoder bug must not end the caller's stream: a diagnostic."""
+        assert self._builder is not None
+        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+        self._builder.diagnostic("decoder_error", f"{type(exc).__name__}: {exc}", text)
+
+    def _interpret(self, name: str, raw: bytes | str, final: bool) -> None:
+        """One SSE event's data, on the general path. ``final`` marks the
+        unterminated last block, which counts only when its data is complete."""
+        data = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
         if data[:1] != "{":  # almost every payload is an object: skip these checks
             data = data.strip()
             if not data:
@@ -237,7 +266,7 @@ class StreamNormalizer:
             if self._payloads == 1:
                 self._ensure_builder().fail("protocol", f"the first payload is not JSON: {exc}")
             else:
-                self._ensure_builder().diagnostic("invalid_json", str(exc), event.data)
+                self._ensure_builder().diagnostic("invalid_json", str(exc), data)
             return
         self._payloads += 1
         if not isinstance(payload, dict):
@@ -261,11 +290,11 @@ class StreamNormalizer:
                     )
                 return
             self._bind(api)
-        assert self._decoder is not None and self._builder is not None
+        assert self._decoder is not None
         try:
-            self._decoder.handle(event.event, payload)
-        except Exception as exc:  # a decoder bug must not end the caller's stream
-            self._builder.diagnostic("decoder_error", f"{type(exc).__name__}: {exc}", data)
+            self._decoder.handle(name, payload)
+        except Exception as exc:
+            self._decoder_failed(exc, data)
 
     def _upstream_error_body(self, payload: dict[str, Any]) -> None:
         """An error object fed instead of a stream (HTTP error bodies)."""

@@ -31,26 +31,43 @@ an event stream"):
 For any split of the same bytes into chunks, the concatenation of what `feed`
 returns (and of what an `SSELimitError` carries) is the same.
 
-How it stays fast: no Python code runs per character. A chunk is split into
-lines once, in C (`bytes.split` on LF, or `bytes.splitlines`, which breaks at
-exactly CR, LF and CR LF, for chunks that contain a CR); the unterminated rest
-waits for the next chunk. Fields are recognised on bytes and only values are
-decoded (a repeated ``event:`` line is looked up, not decoded again). That is
-the same as decoding the whole stream first, because every byte the parser
-cuts at (LF, CR, ``:``, space) is ASCII, and UTF-8 never uses an ASCII byte
-inside a multi-byte sequence, nor lets a broken sequence swallow one: decoding
-the pieces gives the same text, U+FFFD for U+FFFD. Event data is decoded once,
-at dispatch.
+How it stays fast: no Python code runs per character, and in the common case
+none runs per line either. Line terminators are first made uniform (CR LF and
+CR become LF, in C). Then the decoder works a block at a time: everything up
+to the last blank line of the input so far (the last ``\n\n``) is cut into
+blocks by one regular expression, which also picks the event type and data
+out of the blocks that are an optional ``event:`` line and one ``data:``
+line. Those are what LLM APIs send, and they cost a dictionary lookup each;
+any other block (comments, ``id``, ``retry``, data of many lines) goes
+through the line-by-line interpreter. The unfinished last block waits, as
+bytes, for the next chunk.
+
+When an unfinished block grows large (a long line arriving in many small
+chunks, or more than ``max_line_bytes``), the decoder switches to reading
+line by line, where a partial line grows in place and the limits are checked
+as lines arrive; it goes back to whole blocks at the next block boundary.
+Comments, which must be reported as each line arrives, keep a decoder that
+reports them line by line throughout.
+
+Fields are recognised on bytes and only values are decoded (a repeated event
+type is looked up, not decoded again). That is the same as decoding the whole
+stream first, because every byte the parser cuts at (LF, CR, ``:``, space)
+is ASCII, and UTF-8 never uses an ASCII byte inside a multi-byte sequence,
+nor lets a broken sequence swallow one: decoding the pieces gives the same
+text, U+FFFD for U+FFFD. Event data is decoded once, at dispatch, or not at
+all by `SSEDecoder.feed_raw`, which hands it over as bytes (for a JSON parser
+that reads bytes).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Generic, Literal, NoReturn, overload
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, NoReturn, TypeAlias, overload
 
 from . import _json
 
-__all__ = ["Comment", "SSEDecoder", "SSELimitError", "ServerSentEvent"]
+__all__ = ["Comment", "RawEvent", "SSEDecoder", "SSELimitError", "ServerSentEvent"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +102,12 @@ class Comment:
     """
 
     text: str
+
+
+#: An event as `SSEDecoder.feed_raw` returns it: ``(event, data, id, retry)``,
+#: the fields of `ServerSentEvent` with the data still UTF-8 bytes, undecoded
+#: (they may hold invalid UTF-8, which `ServerSentEvent.data` shows as U+FFFD).
+RawEvent: TypeAlias = "tuple[str, bytes, str, int | None]"
 
 
 class SSELimitError(Exception):
@@ -144,11 +167,25 @@ _RETRY_MAX: Final = 2**63
 # Every _FOLD_BYTES of data, the data lines kept so far are joined into one
 # bytearray, so that the per-object overhead of many short lines stays bounded.
 _FOLD_BYTES: Final = 64 * 1024
-# A decoder remembers the event type of up to _TYPES "event: " lines of up to
+# A decoder remembers the event type of up to _TYPES "event:" lines of up to
 # _TYPE_LINE bytes each (a few KB at most), so that a stream that repeats a few
 # types, as LLM APIs do on every event, does not decode them again each time.
 _TYPES: Final = 64
 _TYPE_LINE: Final = 128
+# Reading whole blocks, the unfinished block is copied again with each chunk
+# only while it is at most _SMALL bytes or the size of that chunk, so copying
+# costs O(len(chunk) + _SMALL) per chunk. A larger one is read line by line.
+_SMALL: Final = 4096
+
+# One block (with its blank line) in LF-only input, at a line start. Group 1
+# and 2: the "event" line and the data of a block that is an optional "event"
+# line and one "data" line (one optional space after each colon, as the spec
+# strips); group 3: a blank line with no block before it (a run of blank
+# lines); group 4: the lines of any other block, each with its LF. Every
+# line start meets one alternative, and input that ends with a blank line
+# ends with a match, so matches tile the input with no gap: `findall` sees
+# every block. Linear: each alternative fails within one line or two.
+_BLOCK: Final = re.compile(rb"(?:(event: ?[^\n]*)\n)?data: ?([^\n]*)\n\n|(\n)|((?:[^\n]+\n)+)\n")
 
 
 class _EventBuilder:
@@ -218,7 +255,8 @@ class SSEDecoder(Generic[_Item]):
 
     Call `feed` with each chunk of bytes as it arrives (any size, cut anywhere)
     and `flush` once at the end; `pending` then tells what an unfinished final
-    block would have dispatched.
+    block would have dispatched. `feed_raw` is `feed` with the event data left
+    as bytes.
 
     With ``comments=True``, comment lines come back too, as `Comment` values in
     stream order among the events. The return type follows the option:
@@ -237,15 +275,18 @@ class SSEDecoder(Generic[_Item]):
     `reconnection_time` is the last valid ``retry`` value (milliseconds) or
     None; unlike the `retry` of events, it also sees blocks without data.
 
-    Cost: O(len(chunk)) per `feed`, with a small constant per chunk, per line
-    and per event. Nothing is ever rescanned: a line that arrives in many
-    pieces costs O(len(piece)) per piece, appended in place, plus a few copies
-    of the line when it completes; so feeding one byte at a time is linear too.
+    Cost: O(len(chunk)) per `feed`, with a small constant per chunk and per
+    event (and per line in blocks of unusual shape). Nothing is rescanned
+    more than a bounded number of times: an unfinished block is copied only
+    while it is small next to the chunks that bring it, and a line that
+    arrives in many pieces grows in place; so feeding one byte at a time is
+    linear too.
     """
 
     __slots__ = (
         "_at_start",
         "_bom_head",
+        "_buf",
         "_comments",
         "_error",
         "_event",
@@ -254,6 +295,7 @@ class SSEDecoder(Generic[_Item]):
         "_first_mark",
         "_id",
         "_last_event_id",
+        "_line_mode",
         "_long",
         "_mark",
         "_max",
@@ -289,10 +331,15 @@ class SSEDecoder(Generic[_Item]):
             raise ValueError("max_line_bytes must be at least 1")
         self._comments = bool(comments)
         self._max = max_line_bytes
-        # Input. The partial line (the bytes after the last line terminator
-        # seen, never a CR or LF) is _tail, or _long while it spans more than
-        # one chunk, when it must grow in place; at most one is non-empty and
-        # its length is at most _max.
+        # Input, after line terminators are made LF. Two modes (module doc):
+        # reading whole blocks, the unfinished block is _buf (it starts at a
+        # block start, so the line interpreter's block state below is empty);
+        # reading lines (_line_mode), _buf is empty and the partial line (the
+        # bytes after the last LF, never one) is _tail, or _long while it spans
+        # more than one chunk, when it must grow in place; at most one of the
+        # two is non-empty and its length is at most _max.
+        self._buf = b""
+        self._line_mode = self._comments  # comments are reported line by line
         self._tail = b""
         self._long = bytearray()
         self._at_start = True  # still where a BOM may be
@@ -303,13 +350,14 @@ class SSEDecoder(Generic[_Item]):
         self._error: SSELimitError | None = None
         self._finished = False
         self._pending: ServerSentEvent | None = None
-        # The block. The spec's data buffer is _first (None when the buffer is
-        # empty) and then the items of _more, each followed by LF. Single-line
-        # data, by far the most common, is thus _first alone, without a list
-        # per event. _size is the buffer's length in bytes once it holds two
-        # items or more, else 0: one item is at most one line, so within the
-        # limit. _mark is the _size at which the next fold, or the check
-        # against the limit, is due. A fold joins all items into _first.
+        # The block being read line by line. The spec's data buffer is _first
+        # (None when the buffer is empty) and then the items of _more, each
+        # followed by LF. Single-line data, by far the most common, is thus
+        # _first alone, without a list per event. _size is the buffer's length
+        # in bytes once it holds two items or more, else 0: one item is at most
+        # one line, so within the limit. _mark is the _size at which the next
+        # fold, or the check against the limit, is due. A fold joins all items
+        # into _first.
         self._first: bytes | bytearray | None = None
         self._more: list[bytes] = []
         self._size = 0
@@ -320,7 +368,7 @@ class SSEDecoder(Generic[_Item]):
         self._retry: int | None = None
         self._last_event_id = ""
         self._reconnection_time: int | None = None
-        self._types: dict[bytes, str] = {}  # "event: " line -> type; see _TYPES
+        self._types: dict[bytes, str] = {}  # "event:" line -> type; see _TYPES
 
     @property
     def last_event_id(self) -> str:
@@ -330,6 +378,7 @@ class SSEDecoder(Generic[_Item]):
     @property
     def reconnection_time(self) -> int | None:
         """The latest valid ``retry`` value in milliseconds, or None."""
+        self._read_lines()  # a retry line may wait in an unfinished block
         return self._reconnection_time
 
     def feed(self, chunk: bytes) -> list[_Item]:
@@ -338,20 +387,24 @@ class SSEDecoder(Generic[_Item]):
         Raises `SSELimitError` when the input breaks the limit, and
         `RuntimeError` after `flush`.
         """
-        if self._prelude:
-            chunk = self._start_chunk(chunk)
-            if not chunk:
-                return []
-        lines = self._split_cr(chunk) if b"\r" in chunk else chunk.split(b"\n")
-        # Invariant: lines[0] completes the partial line, lines[-1] is the next.
-        tail = self._tail
-        if len(lines) == 1 or len(tail) + len(chunk) > self._max:
-            # No terminator, or a line here might be over the limit.
-            return self._feed_rare(chunk, lines)
-        if tail:
-            lines[0] = tail + lines[0]
-        self._tail = lines.pop()
-        return self._lines(lines)
+        return self._decode(chunk, False)
+
+    @overload
+    def feed_raw(self: SSEDecoder[ServerSentEvent], chunk: bytes) -> list[RawEvent]: ...
+    @overload
+    def feed_raw(
+        self: SSEDecoder[ServerSentEvent | Comment], chunk: bytes
+    ) -> list[RawEvent | Comment]: ...
+    def feed_raw(self, chunk: bytes) -> list[Any]:
+        """`feed`, with each event as a `RawEvent` tuple whose data is bytes.
+
+        For a consumer that parses the data itself from bytes (JSON parsers
+        read UTF-8 bytes directly): it saves decoding the data and building an
+        object per event. ``data.decode("utf-8", "replace")`` gives what
+        `feed` would have returned. Comments are `Comment` values, as in
+        `feed`. `SSELimitError.events` holds `RawEvent` tuples here.
+        """
+        return self._decode(chunk, True)
 
     def flush(self) -> list[_Item]:
         """End the input; return the events this completes (per the spec, none).
@@ -364,6 +417,7 @@ class SSEDecoder(Generic[_Item]):
         if self._error is not None:
             self._fail(self._error.part, [])
         if not self._finished:
+            self._read_lines()
             self._pending = self._would_dispatch()
             self._finished = self._prelude = True
             self._tail = b""
@@ -388,9 +442,93 @@ class SSEDecoder(Generic[_Item]):
             return self._pending
         if self._error is not None:
             return None
+        self._read_lines()
         return self._would_dispatch()
 
     # -- internals --------------------------------------------------------
+
+    def _decode(self, chunk: bytes, raw: bool) -> list[Any]:
+        """`feed`, or `feed_raw` if ``raw``.
+
+        Cost: each byte is copied into _buf once, and copied again with a
+        later chunk only while _buf is at most _SMALL bytes or the size of
+        that chunk: O(len(chunk) + _SMALL) per chunk.
+        """
+        if self._prelude:
+            chunk = self._start_chunk(chunk)
+            if not chunk:
+                return []
+        if b"\r" in chunk:
+            if chunk[-1] == 0x0D:  # CR LF may straddle chunks: drop a LF that starts the next
+                self._skip_lf = self._prelude = True
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        if not self._line_mode:
+            if raw and (len(self._buf) <= _SMALL or len(self._buf) <= len(chunk)):
+                return self._feed_blocks(chunk)
+            self._read_lines()  # too big to copy again (it grows in place from here) or `feed`
+        out = self._feed_lines(chunk, raw)
+        if (
+            raw
+            and self._first is None
+            and not self._event
+            and self._retry is None
+            and not self._long
+            and len(self._tail) <= _SMALL
+            and not self._comments
+        ):  # at a block start again, with a small partial line: whole blocks
+            self._buf, self._tail = self._tail, b""
+            self._line_mode = False
+        return out
+
+    def _feed_blocks(self, chunk: bytes) -> list[Any]:
+        """Read whole blocks; the unfinished one waits in _buf.
+
+        The caller has checked that copying _buf once more costs O(len(chunk)).
+        """
+        data = self._buf + chunk if self._buf else chunk
+        if len(data) > self._max:  # a line here might break the limit: lines check it
+            self._buf = b""
+            self._line_mode = True
+            return self._feed_lines(data, True)
+        end = data.rfind(b"\n\n") + 2  # every LF LF ends a blank line, and so a block
+        if end == 1:
+            self._buf = data
+            return []
+        self._buf = data[end:]
+        return self._blocks(data, end)
+
+    def _blocks(self, data: bytes, end: int) -> list[RawEvent]:
+        """The events of the whole blocks ``data[:end]`` (which ends with a
+        blank line); the line interpreter's block state is empty before and
+        after. No block can break the limit: ``len(data) <= _max``."""
+        out: list[Any] = []
+        types = self._types
+        last_id = self._id
+        for event_line, data_value, blank, other in _BLOCK.findall(data, 0, end):
+            if other:
+                out += self._lines(other.split(b"\n"), True)  # its last item is the blank line
+                last_id = self._id
+            elif not blank:
+                name = types.get(event_line)
+                if name is None:
+                    name = self._type(event_line)
+                out.append((name or "message", data_value, last_id, None))
+        return out
+
+    def _read_lines(self) -> None:
+        """Switch to reading lines, with the unfinished block's complete lines
+        read. Invisible from outside: those lines cannot dispatch (there is no
+        blank line among them) and no comment is waiting (comments are read
+        line by line from the start); only a ``retry`` or ``id`` among them
+        takes effect now rather than with the block."""
+        if self._line_mode:
+            return
+        buf, self._buf = self._buf, b""
+        self._line_mode = True
+        cut = buf.rfind(b"\n") + 1
+        if cut:
+            self._feed_lines(buf[:cut], True)
+        self._tail = buf[cut:]  # the partial line (within the limit, as all of _buf is)
 
     def _start_chunk(self, chunk: bytes) -> bytes:
         """The rare per-chunk work: failure, end, BOM, CR LF split, long line."""
@@ -422,23 +560,21 @@ class SSEDecoder(Generic[_Item]):
         self._prelude = self._skip_lf  # (_at_start is False by now)
         return chunk
 
-    def _split_cr(self, chunk: bytes) -> list[bytes]:
-        """Split a chunk that contains a CR as `bytes.split` on LF would.
+    def _feed_lines(self, chunk: bytes, raw: bool) -> list[Any]:
+        """Read LF-only input line by line (the partial line is _tail or _long)."""
+        lines = chunk.split(b"\n")
+        # Invariant: lines[0] completes the partial line, lines[-1] is the next.
+        tail = self._tail
+        if len(lines) == 1 or len(tail) + len(chunk) > self._max:
+            # No terminator, or a line here might be over the limit.
+            return self._feed_rare(chunk, lines, raw)
+        if tail:
+            lines[0] = tail + lines[0]
+        self._tail = lines.pop()
+        return self._lines(lines, raw)
 
-        bytes.splitlines() breaks at exactly CR, LF and CR LF (str.splitlines
-        knows more terminators) but leaves out the empty item after a final
-        terminator, which is put back here.
-        """
-        lines = chunk.splitlines()
-        last = chunk[-1]
-        if last == 0x0D:  # CR LF may straddle chunks: drop a LF that starts the next
-            self._skip_lf = self._prelude = True
-        if last == 0x0D or last == 0x0A:
-            lines.append(b"")
-        return lines
-
-    def _feed_rare(self, chunk: bytes, lines: list[bytes]) -> list[Any]:
-        """`feed` for a chunk without terminator, or one that may break the limit."""
+    def _feed_rare(self, chunk: bytes, lines: list[bytes], raw: bool) -> list[Any]:
+        """`_feed_lines` for a chunk without terminator, or one that may break the limit."""
         limit = self._max
         if len(lines) == 1:  # the partial line grows; from now on in place, in _long
             if len(self._tail) + len(chunk) > limit:
@@ -453,8 +589,8 @@ class SSEDecoder(Generic[_Item]):
         self._tail = lines.pop()
         for i, line in enumerate(lines):
             if len(line) > limit:
-                self._fail("line", self._lines(lines[:i]))  # what came before counts
-        out = self._lines(lines)
+                self._fail("line", self._lines(lines[:i], raw))  # what came before counts
+        out = self._lines(lines, raw)
         if len(self._tail) > limit:
             self._fail("line", out)
         return out
@@ -464,14 +600,14 @@ class SSEDecoder(Generic[_Item]):
         self._prelude = True
         raise SSELimitError(part, self._max, out)
 
-    def _lines(self, lines: list[bytes]) -> list[Any]:
+    def _lines(self, lines: list[bytes], raw: bool) -> list[Any]:
         """Interpret complete lines (without terminators); return what they dispatch.
 
-        The hot loop: the block's state lives in locals and is stored back at
-        the end. Per line, one slice-and-compare recognises ``data: `` or
-        ``event: ``, and other lines cost a find(); a repeated ``event: `` line
-        costs a dict lookup, not a decode. Per event there is one decode, one
-        object, and a list and a join only for multi-line data.
+        The block's state lives in locals and is stored back at the end. Per
+        line, one slice-and-compare recognises ``data: `` or ``event: ``, and
+        other lines cost a find(); a repeated event type costs a dict lookup,
+        not a decode. Per event there is one object (a `RawEvent` if ``raw``),
+        and a list and a join only for multi-line data.
         """
         out: list[Any] = []
         first = self._first
@@ -487,15 +623,17 @@ class SSEDecoder(Generic[_Item]):
         for line in lines:
             if not line:  # blank line: dispatch
                 if first is not None:
-                    raw = b"\n".join([first, *more]) if more else first
-                    # _new_event(event or "message", text, last_id, retry), inlined
-                    ev = new(_EventBuilder)
-                    ev.event = event or "message"
-                    ev.data = raw.decode("utf-8", "replace")
-                    ev.id = last_id
-                    ev.retry = retry
-                    ev.__class__ = ServerSentEvent  # type: ignore[assignment]
-                    out.append(ev)
+                    data = b"\n".join([first, *more]) if more else first
+                    if raw:
+                        out.append((event or "message", bytes(data), last_id, retry))
+                    else:  # _new_event(event or "message", _text(data), ...), inlined
+                        ev = new(_EventBuilder)
+                        ev.event = event or "message"
+                        ev.data = data.decode("utf-8", "replace")
+                        ev.id = last_id
+                        ev.retry = retry
+                        ev.__class__ = ServerSentEvent  # type: ignore[assignment]
+                        out.append(ev)
                     first = None
                     if size:  # there were two items or more
                         more = []
@@ -507,7 +645,7 @@ class SSEDecoder(Generic[_Item]):
                 continue
             if line[:6] == b"data: ":
                 value = line[6:]
-            elif line in types:  # an "event: " line seen before
+            elif line in types:  # an "event" line seen before
                 event = types[line]
                 continue
             elif line[:7] == b"event: ":
@@ -559,8 +697,9 @@ class SSEDecoder(Generic[_Item]):
         return out
 
     def _type(self, line: bytes) -> str:
-        """The event type that an ``event: `` line sets, remembered if there is room."""
-        event = line[7:].decode("utf-8", "replace")
+        """The event type an ``event:`` line sets (b"" for no line: ""),
+        remembered if there is room."""
+        event = (line[7:] if line[6:7] == b" " else line[6:]).decode("utf-8", "replace")
         if len(self._types) < _TYPES and len(line) <= _TYPE_LINE:
             self._types[line] = event
         return event
