@@ -34,10 +34,10 @@ from .events import (
     PromptProgress,
     Start,
     ToolCallDelta,
-    UsageUpdate,
     text_delta,
     thinking_delta,
     tool_call_delta,
+    usage_update,
 )
 from .messages import (
     AssistantMessage,
@@ -318,8 +318,9 @@ class MessageBuilder:
         block = self._keys.get(key)
         if block is not None and block.kind == _TEXT and not block.ended and delta:
             # The hot path of every text-heavy stream: two appends.
-            block.parts.append(delta)
-            if len(block.parts) - block.folded >= _FOLD_PARTS:
+            parts = block.parts
+            parts.append(delta)
+            if len(parts) - block.folded >= _FOLD_PARTS:
                 _fold(block)
             self.events.append(text_delta(block.index, delta))
             return
@@ -616,8 +617,9 @@ class MessageBuilder:
         changed = usage != self._usage
         self._usage = usage
         if changed and not self.closed:
-            self._ensure_started()
-            self.events.append(UsageUpdate(usage))
+            if not self._started:
+                self._ensure_started()
+            self.events.append(usage_update(usage))
 
     @property
     def usage(self) -> Usage:

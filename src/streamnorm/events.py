@@ -8,10 +8,10 @@ the CLI prints one per line. Exactly one terminal event, :class:`Done` or
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ._frozen import new, twin
 from .messages import AssistantMessage, ContentBlock, StopReason, Usage
 
 if TYPE_CHECKING:
@@ -237,54 +237,49 @@ Event = (
 
 
 # --------------------------------------------------------------------------
-# Fast constructors for the builder's hot path.
-#
-# A frozen dataclass's generated ``__init__`` sets each field through
-# ``object.__setattr__``, which costs as much per event as parsing its JSON.
-# These build the very same objects by writing the slots directly (about
-# half the cost); ``TextDelta(i, d) == text_delta(i, d)`` always holds. They
-# are internal: users construct events with the classes.
+# Fast constructors for the builder's hot path (see ``_frozen``);
+# ``TextDelta(i, d) == text_delta(i, d)`` always holds.
 
-_new = object.__new__
-
-
-def _slot_setters(cls: type, *names: str) -> tuple[Callable[[object, object], None], ...]:
-    """The slot descriptors' setters of ``cls``, in ``names`` order."""
-    return tuple(vars(cls)[name].__set__ for name in names)
-
-
-_TD = _slot_setters(TextDelta, "index", "delta")
-_KD = _slot_setters(ThinkingDelta, "index", "delta", "signature")
-_CD = _slot_setters(
-    ToolCallDelta, "index", "id", "name", "raw_json_delta", "buffer", "end", "_cache"
-)
+_TextDelta = twin(TextDelta)
+_ThinkingDelta = twin(ThinkingDelta)
+_ToolCallDelta = twin(ToolCallDelta)
+_UsageUpdate = twin(UsageUpdate)
 
 
 def text_delta(index: int, delta: str) -> TextDelta:
-    event: TextDelta = _new(TextDelta)
-    _TD[0](event, index)
-    _TD[1](event, delta)
-    return event
+    event = new(_TextDelta)
+    event.index = index
+    event.delta = delta
+    event.__class__ = TextDelta
+    return event  # type: ignore[no-any-return]
 
 
 def thinking_delta(index: int, delta: str, signature: str | None) -> ThinkingDelta:
-    event: ThinkingDelta = _new(ThinkingDelta)
-    _KD[0](event, index)
-    _KD[1](event, delta)
-    _KD[2](event, signature)
-    return event
+    event = new(_ThinkingDelta)
+    event.index = index
+    event.delta = delta
+    event.signature = signature
+    event.__class__ = ThinkingDelta
+    return event  # type: ignore[no-any-return]
 
 
 def tool_call_delta(
     index: int, id: str | None, name: str, raw: str, buffer: ArgumentBuffer, end: int
 ) -> ToolCallDelta:
-    event: ToolCallDelta = _new(ToolCallDelta)
-    s_index, s_id, s_name, s_raw, s_buffer, s_end, s_cache = _CD
-    s_index(event, index)
-    s_id(event, id)
-    s_name(event, name)
-    s_raw(event, raw)
-    s_buffer(event, buffer)
-    s_end(event, end)
-    s_cache(event, None)
-    return event
+    event = new(_ToolCallDelta)
+    event.index = index
+    event.id = id
+    event.name = name
+    event.raw_json_delta = raw
+    event.buffer = buffer
+    event.end = end
+    event._cache = None
+    event.__class__ = ToolCallDelta
+    return event  # type: ignore[no-any-return]
+
+
+def usage_update(usage: Usage) -> UsageUpdate:
+    event = new(_UsageUpdate)
+    event.usage = usage
+    event.__class__ = UsageUpdate
+    return event  # type: ignore[no-any-return]

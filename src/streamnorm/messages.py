@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from ._frozen import new, twin
+
 __all__ = [
     "AssistantMessage",
     "ContentBlock",
@@ -69,6 +71,22 @@ class Usage:
     total_tokens: int = 0
     raw: Mapping[str, Any] | None = field(default=None, compare=False)
 
+    def __eq__(self, other: object) -> bool:
+        # The generated one compares tuples of all fields; a stream may
+        # compare a snapshot per chunk, and the first count that differs
+        # settles it. ``raw`` takes no part, as declared.
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        usage: Usage = other
+        return (
+            self.output_tokens == usage.output_tokens
+            and self.input_tokens == usage.input_tokens
+            and self.cache_read_tokens == usage.cache_read_tokens
+            and self.cache_write_tokens == usage.cache_write_tokens
+            and self.reasoning_tokens == usage.reasoning_tokens
+            and self.total_tokens == usage.total_tokens
+        )
+
     @classmethod
     def of(
         cls,
@@ -79,16 +97,32 @@ class Usage:
         reasoning_tokens: int = 0,
         raw: Mapping[str, Any] | None = None,
     ) -> Usage:
-        """Build a ``Usage`` whose ``total_tokens`` is computed, never copied."""
-        return cls(
-            input_tokens,
-            output_tokens,
-            cache_read_tokens,
-            cache_write_tokens,
-            reasoning_tokens,
-            input_tokens + output_tokens + cache_read_tokens + cache_write_tokens,
-            raw,
-        )
+        """Build a ``Usage`` whose ``total_tokens`` is computed, never copied.
+
+        Streams send a usage snapshot per chunk (Gemini) or per event, so this
+        builds the object the fast way (see ``_frozen``).
+        """
+        total = input_tokens + output_tokens + cache_read_tokens + cache_write_tokens
+        if cls is not Usage:  # a subclass may not share the layout
+            return cls(
+                input_tokens,
+                output_tokens,
+                cache_read_tokens,
+                cache_write_tokens,
+                reasoning_tokens,
+                total,
+                raw,
+            )
+        usage = new(_UsageFields)
+        usage.input_tokens = input_tokens
+        usage.output_tokens = output_tokens
+        usage.cache_read_tokens = cache_read_tokens
+        usage.cache_write_tokens = cache_write_tokens
+        usage.reasoning_tokens = reasoning_tokens
+        usage.total_tokens = total
+        usage.raw = raw
+        usage.__class__ = Usage
+        return usage  # type: ignore[no-any-return]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -116,6 +150,9 @@ class Usage:
 
 # --------------------------------------------------------------------------
 # Content blocks
+
+
+_UsageFields = twin(Usage)
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,6 +66,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Generic, Literal, NoReturn, TypeAlias, overload
 
 from . import _json
+from ._frozen import new, twin
 
 __all__ = ["Comment", "RawEvent", "SSEDecoder", "SSELimitError", "ServerSentEvent"]
 
@@ -177,47 +178,43 @@ _TYPE_LINE: Final = 128
 # costs O(len(chunk) + _SMALL) per chunk. A larger one is read line by line.
 _SMALL: Final = 4096
 
-# One block (with its blank line) in LF-only input, at a line start. Group 1
+# One block (with its blank line), at a line start, in input whose line
+# terminators are all LF (_BLOCK_LF), or mostly CR LF (_BLOCK_CRLF). Group 1
 # and 2: the "event" line and the data of a block that is an optional "event"
 # line and one "data" line (one optional space after each colon, as the spec
 # strips); group 3: a blank line with no block before it (a run of blank
-# lines); group 4: the lines of any other block, each with its LF. Every
-# line start meets one alternative, and input that ends with a blank line
-# ends with a match, so matches tile the input with no gap: `findall` sees
-# every block. Linear: each alternative fails within one line or two.
-_BLOCK: Final = re.compile(rb"(?:(event: ?[^\n]*)\n)?data: ?([^\n]*)\n\n|(\n)|((?:[^\n]+\n)+)\n")
+# lines); group 4: the lines of any other block, each with its terminator. In
+# LF input every line start meets one of these, and input that ends with a
+# blank line ends with a match, so matches tile the input with no gap:
+# `findall` sees every block. In CR LF input a lone CR can stop the tiling:
+# group 5 then takes all the rest, to be read line by line. Values are matched
+# as ``[^\n]*`` or ``[^\r]*``, the fastest repeat `re` has; in CR LF input
+# such a value may hold a lone LF, which `SSEDecoder._blocks` checks for.
+# Linear: each alternative fails within one line or two.
+_BLOCK_LF: Final = re.compile(
+    rb"(?:(event: ?[^\n]*)\n)?data: ?([^\n]*)\n\n|(\n)|((?:[^\n]+\n)+)\n|([\s\S]+)"
+)
+_BLOCK_CRLF: Final = re.compile(
+    rb"(?:(event: ?[^\r]*)\r\n)?data: ?([^\r]*)\r\n\r\n|(\r\n)"
+    rb"|((?:[^\r\n][^\r]*\r\n)+)\r\n|([\s\S]+)"
+)
+# Every way to end a blank line but CR LF CR LF (CR CR, LF LF, LF CR, and
+# those followed by more) contains one of these.
+_OTHER_BLANK: Final = re.compile(rb"\r\r|\n\n|\n\r")
 
 
-class _EventBuilder:
-    """Same memory layout as ServerSentEvent, but mutable: see `_new_event`."""
-
-    __slots__ = ("event", "data", "id", "retry")  # noqa: RUF023 (ServerSentEvent's order)
-    event: str
-    data: str
-    id: str
-    retry: int | None
-
-
-_new_object = object.__new__
+_EventFields = twin(ServerSentEvent)
 
 
 def _new_event(event: str, data: str, id: str, retry: int | None) -> ServerSentEvent:
-    """Make a ServerSentEvent for about a third of the cost of calling the class.
-
-    The frozen dataclass __init__ stores each field through object.__setattr__,
-    which is slow, and at one event per kilobyte or so of stream that shows.
-    Here the fields go into an object of a mutable class with the identical
-    slot layout, whose class is then switched: Python allows that assignment
-    exactly when the layouts match (and raises TypeError otherwise). The result
-    is an ordinary ServerSentEvent.
-    """
-    ev = _new_object(_EventBuilder)
+    """A ServerSentEvent, made the fast way (see ``_frozen``)."""
+    ev = new(_EventFields)
     ev.event = event
     ev.data = data
     ev.id = id
     ev.retry = retry
-    ev.__class__ = ServerSentEvent  # type: ignore[assignment]
-    return ev  # type: ignore[return-value]
+    ev.__class__ = ServerSentEvent
+    return ev  # type: ignore[no-any-return]
 
 
 def _text(raw: bytes | bytearray) -> str:
@@ -458,15 +455,13 @@ class SSEDecoder(Generic[_Item]):
             chunk = self._start_chunk(chunk)
             if not chunk:
                 return []
-        if b"\r" in chunk:
-            if chunk[-1] == 0x0D:  # CR LF may straddle chunks: drop a LF that starts the next
-                self._skip_lf = self._prelude = True
-            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         if not self._line_mode:
             if raw and (len(self._buf) <= _SMALL or len(self._buf) <= len(chunk)):
                 return self._feed_blocks(chunk)
             self._read_lines()  # too big to copy again (it grows in place from here) or `feed`
-        out = self._feed_lines(chunk, raw)
+            if self._skip_lf:  # _buf ended with CR: a LF that starts this chunk ends that line
+                chunk = self._start_chunk(chunk)
+        out = self._feed_lines(self._lf(chunk), raw)
         if (
             raw
             and self._first is None
@@ -486,34 +481,69 @@ class SSEDecoder(Generic[_Item]):
         The caller has checked that copying _buf once more costs O(len(chunk)).
         """
         data = self._buf + chunk if self._buf else chunk
-        if len(data) > self._max:  # a line here might break the limit: lines check it
-            self._buf = b""
-            self._line_mode = True
-            return self._feed_lines(data, True)
-        end = data.rfind(b"\n\n") + 2  # every LF LF ends a blank line, and so a block
-        if end == 1:
-            self._buf = data
-            return []
-        self._buf = data[end:]
-        return self._blocks(data, end)
+        if len(data) <= self._max:
+            if 0x0D not in data:  # (an int needle is a memchr: several times faster)
+                end = data.rfind(b"\n\n") + 2  # each LF LF ends a blank line, so a block
+                if end == 1:
+                    self._buf = data
+                    return []
+                self._buf = data[end:]
+                return self._blocks(_BLOCK_LF.findall(data, 0, end), False)
+            # CR LF, as Gemini sends. CR LF CR LF ends a blank line; if a
+            # blank line ends in any other way after the last of those, lines
+            # are read instead.
+            end = data.rfind(b"\r\n\r\n") + 4
+            if end < 4:
+                if _OTHER_BLANK.search(data) is None:
+                    self._buf = data
+                    return []
+            else:
+                rest = data[end:]
+                if _OTHER_BLANK.search(rest) is None:
+                    self._buf = rest
+                    return self._blocks(_BLOCK_CRLF.findall(data, 0, end), True)
+        # A line here might break the limit (lines check it as they come), or
+        # the terminators are mixed: read lines.
+        self._buf = b""
+        self._line_mode = True
+        return self._feed_lines(self._lf(data), True)
 
-    def _blocks(self, data: bytes, end: int) -> list[RawEvent]:
-        """The events of the whole blocks ``data[:end]`` (which ends with a
-        blank line); the line interpreter's block state is empty before and
-        after. No block can break the limit: ``len(data) <= _max``."""
+    def _blocks(self, matches: list[tuple[bytes, ...]], crlf: bool) -> list[RawEvent]:
+        """The events of whole blocks, as `_BLOCK_LF` or (``crlf``)
+        `_BLOCK_CRLF` found them. The line interpreter's block state is empty
+        before and after each, and no block can break the limit: they come
+        from at most _max bytes."""
         out: list[Any] = []
         types = self._types
         last_id = self._id
-        for event_line, data_value, blank, other in _BLOCK.findall(data, 0, end):
-            if other:
-                out += self._lines(other.split(b"\n"), True)  # its last item is the blank line
-                last_id = self._id
-            elif not blank:
-                name = types.get(event_line)
-                if name is None:
-                    name = self._type(event_line)
-                out.append((name or "message", data_value, last_id, None))
+        for event_line, value, run, other, rest in matches:
+            if not (other or run or rest):
+                if not (crlf and (0x0A in value or 0x0A in event_line)):
+                    name = types.get(event_line)
+                    if name is None:
+                        name = self._type(event_line)
+                    out.append((name or "message", value, last_id, None))
+                    continue
+                # A lone LF ends a line in there: read the block's lines.
+                head = event_line + b"\n" if event_line else b""
+                other = head + b"data: " + value + b"\n"
+            elif run:
+                continue
+            # The lines, then "", the blank line that ends the block (or more).
+            text = self._lf(other or rest) if crlf else other
+            out += self._lines(text.split(b"\n"), True)
+            last_id = self._id
         return out
+
+    def _lf(self, chunk: bytes) -> bytes:
+        """`chunk` with CR LF and CR as LF, for the line interpreter. A CR at
+        the end may be the first half of a CR LF: a LF that starts the next
+        chunk is then dropped."""
+        if 0x0D not in chunk:
+            return chunk
+        if chunk[-1] == 0x0D:
+            self._skip_lf = self._prelude = True
+        return chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
 
     def _read_lines(self) -> None:
         """Switch to reading lines, with the unfinished block's complete lines
@@ -523,7 +553,8 @@ class SSEDecoder(Generic[_Item]):
         takes effect now rather than with the block."""
         if self._line_mode:
             return
-        buf, self._buf = self._buf, b""
+        buf = self._lf(self._buf)
+        self._buf = b""
         self._line_mode = True
         cut = buf.rfind(b"\n") + 1
         if cut:
@@ -549,7 +580,7 @@ class SSEDecoder(Generic[_Item]):
             if chunk[0] == 0x0A:
                 chunk = chunk[1:]
         if self._long:
-            if b"\n" not in chunk and b"\r" not in chunk:  # it grows: O(len(chunk))
+            if 0x0A not in chunk and 0x0D not in chunk:  # it grows: O(len(chunk))
                 if len(self._long) + len(chunk) > self._max:
                     self._fail("line", [])
                 self._long += chunk
@@ -619,7 +650,6 @@ class SSEDecoder(Generic[_Item]):
         seen_id = self._last_event_id
         retry = self._retry
         types = self._types
-        new = _new_object
         for line in lines:
             if not line:  # blank line: dispatch
                 if first is not None:
@@ -627,12 +657,12 @@ class SSEDecoder(Generic[_Item]):
                     if raw:
                         out.append((event or "message", bytes(data), last_id, retry))
                     else:  # _new_event(event or "message", _text(data), ...), inlined
-                        ev = new(_EventBuilder)
+                        ev = new(_EventFields)
                         ev.event = event or "message"
                         ev.data = data.decode("utf-8", "replace")
                         ev.id = last_id
                         ev.retry = retry
-                        ev.__class__ = ServerSentEvent  # type: ignore[assignment]
+                        ev.__class__ = ServerSentEvent
                         out.append(ev)
                     first = None
                     if size:  # there were two items or more
@@ -669,7 +699,7 @@ class SSEDecoder(Generic[_Item]):
                     if name == b"event":
                         event = _text(value)
                     elif name == b"id":
-                        if b"\0" not in value:
+                        if 0 not in value:
                             last_id = _text(value)
                     elif name == b"retry":
                         n = _retry(value)
@@ -724,7 +754,7 @@ class SSEDecoder(Generic[_Item]):
             elif name == b"event":
                 event = _text(value)
             elif name == b"id":
-                if b"\0" not in value:
+                if 0 not in value:
                     last_id = _text(value)
             elif name == b"retry":
                 n = _retry(value)

@@ -60,7 +60,15 @@ class AnthropicDecoder(Decoder):
     def handle(self, event: str, payload: dict[str, Any]) -> None:
         kind = payload.get("type")
         if kind == "content_block_delta" and event != "error":  # most events: first
-            self._delta(payload.get("index"), as_dict(payload.get("delta")))
+            delta = payload.get("delta")
+            index = payload.get("index")
+            if type(delta) is not dict:
+                delta = {}
+            text = delta.get("text")
+            if type(text) is str and type(index) is int and delta.get("type") == "text_delta":
+                self.b.append_text(index, text)  # the commonest event of all, in one step
+            else:
+                self._delta(index, delta)
         elif event == "error" or kind == "error":
             error = as_dict(payload.get("error"))
             self.b.fail(

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 from ..builder import MessageBuilder, StopTable
 
-__all__ = ["Decoder", "as_dict", "as_int", "as_list", "as_str"]
+__all__ = ["MAX_COUNT", "Decoder", "as_dict", "as_int", "as_list", "as_str"]
 
 
 class Decoder:
@@ -64,10 +64,10 @@ def as_str(value: Any) -> str:
 
 #: Token counts at or above this are junk: summed into ``Usage`` they could
 #: otherwise grow past what ``str(int)`` may convert (``sys.int_info``).
-_MAX_COUNT = 2**63
+MAX_COUNT = 2**63
 
 
 def as_int(value: Any) -> int:
     """A non-negative token count; bools, floats and junk (including counts
     of 2**63 and more) count as 0."""
-    return value if type(value) is int and 0 < value < _MAX_COUNT else 0
+    return value if type(value) is int and 0 < value < MAX_COUNT else 0

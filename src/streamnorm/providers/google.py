@@ -21,7 +21,7 @@ from typing import Any
 from .._json import dumps_compact
 from ..builder import MessageBuilder
 from ..messages import StopReason, Usage
-from .base import Decoder, as_dict, as_int, as_list, as_str
+from .base import MAX_COUNT, Decoder, as_dict, as_int, as_list, as_str
 
 __all__ = ["GoogleDecoder"]
 
@@ -60,16 +60,32 @@ _TEXT, _THINKING, _CALL = "text", "thinking", "call"
 
 def to_usage(raw: dict[str, Any]) -> Usage:
     """``usageMetadata`` → ``Usage`` (§4.4): the prompt count includes cached
-    tokens; thoughts are reported beside the candidates, not inside them."""
-    cached = as_int(raw.get("cachedContentTokenCount"))
-    thoughts = as_int(raw.get("thoughtsTokenCount"))
-    prompt = as_int(raw.get("promptTokenCount")) + as_int(raw.get("toolUsePromptTokenCount"))
+    tokens; thoughts are reported beside the candidates, not inside them.
+
+    Gemini sends one with every chunk, so the counts are read with
+    ``dict.get`` and checked in one expression; only junk goes through
+    `as_int`, to the same result."""
+    get = raw.get
+    cached = get("cachedContentTokenCount", 0)
+    thoughts = get("thoughtsTokenCount", 0)
+    prompt = get("promptTokenCount", 0)
+    tool_prompt = get("toolUsePromptTokenCount", 0)
+    candidates = get("candidatesTokenCount", 0)
+    if not (
+        type(cached) is type(thoughts) is type(prompt) is type(tool_prompt) is int
+        and type(candidates) is int
+        and 0 <= cached < MAX_COUNT
+        and 0 <= thoughts < MAX_COUNT
+        and 0 <= prompt < MAX_COUNT
+        and 0 <= tool_prompt < MAX_COUNT
+        and 0 <= candidates < MAX_COUNT
+    ):
+        cached, thoughts, prompt, tool_prompt, candidates = map(
+            as_int, (cached, thoughts, prompt, tool_prompt, candidates)
+        )
+    prompt += tool_prompt
     return Usage.of(
-        input_tokens=max(prompt - cached, 0),
-        output_tokens=as_int(raw.get("candidatesTokenCount")) + thoughts,
-        cache_read_tokens=cached,
-        reasoning_tokens=thoughts,
-        raw=raw,
+        prompt - cached if prompt > cached else 0, candidates + thoughts, cached, 0, thoughts, raw
     )
 
 
@@ -131,9 +147,14 @@ class GoogleDecoder(Decoder):
             block_reason = as_str(as_dict(feedback).get("blockReason"))
             if block_reason:
                 self.b.set_stop_reason(block_reason, mapped=StopReason.CONTENT_FILTER)
-        candidate = self._candidate(as_list(payload.get("candidates")))
+        candidate = self._candidate(payload.get("candidates"))
         if candidate is not None:
             for part in as_list(as_dict(candidate.get("content")).get("parts")):
+                if type(part) is dict and len(part) == 1 and self._current_kind == _TEXT:
+                    text = part.get("text")  # the commonest part of all: more text
+                    if type(text) is str:
+                        self.b.append_text(self._current, text)
+                        continue
                 self._part(as_dict(part))
             if not _CANDIDATE_METADATA.isdisjoint(candidate):
                 self._keep_metadata(candidate)
@@ -142,7 +163,9 @@ class GoogleDecoder(Decoder):
                 message = as_str(candidate.get("finishMessage")) or None
                 self.b.set_stop_reason(finish, error_reason=message)
         usage = payload.get("usageMetadata")
-        if isinstance(usage, dict) and not _same_json(usage, self._usage_raw):
+        if type(usage) is dict and (
+            usage != self._usage_raw or not _same_json(usage, self._usage_raw)
+        ):
             # Gemini repeats usageMetadata on every chunk, mostly unchanged:
             # an identical snapshot would change nothing.
             self._usage_raw = usage
@@ -152,8 +175,8 @@ class GoogleDecoder(Decoder):
         self._before_terminal()
         super().end_of_input()
 
-    def _candidate(self, candidates: list[Any]) -> dict[str, Any] | None:
-        for candidate in candidates:
+    def _candidate(self, candidates: Any) -> dict[str, Any] | None:
+        for candidate in as_list(candidates):
             if isinstance(candidate, dict):
                 index = candidate.get("index", 0)
                 if index == self.choice and not isinstance(index, bool):
