@@ -507,6 +507,7 @@ CATEGORIES = (
     ("providers/", "decoder dispatch"),
     ("builder.py", "builder"),
     ("events.py", "event construction"),
+    ("_frozen.py", "event construction"),
     ("<string>", "event construction"),
     ("messages.py", "messages / usage"),
     ("partial_json.py", "tool arguments"),
@@ -618,30 +619,31 @@ STAGES = [
 
 def stage_times(api: str, wl: Workload, reps: int) -> dict[str, float]:
     """Median CPU ms of the pipeline cut after each stage: the floor, SSE
-    framing alone, framing plus the payload parse ``_dispatch`` does, and the
-    whole normalizer. Differences between them are the stages' own cost,
-    free of any profiler's overhead."""
-    from streamnorm import _json
+    framing alone (``SSEDecoder.feed_raw``, as the normalizer reads it),
+    framing plus the payload parse the normalizer does (jiter on the data
+    bytes), and the whole normalizer. Differences between them are the
+    stages' own cost, free of any profiler's overhead."""
+    import jiter
+
     from streamnorm.sse import SSEDecoder
 
     body, chunks = wl.bodies[0], wl.chunks[0]
     floor = next(c for c in CONTENDERS if c.key == "floor-orjson").prepare(api)
     full = next(c for c in CONTENDERS if c.key == "streamnorm").prepare(api)
-    loads = _json.loads
+    parse = jiter.from_json
 
     def framing(body: bytes, chunks: list[bytes]) -> None:
         dec = SSEDecoder()
         for chunk in chunks:
-            dec.feed(chunk)
+            dec.feed_raw(chunk)
         dec.flush()
 
     def parsing(body: bytes, chunks: list[bytes]) -> None:
         dec = SSEDecoder()
         for chunk in chunks:
-            for event in dec.feed(chunk):
-                data = event.data.strip()
-                if data and not data.startswith("[DONE]"):
-                    loads(data)
+            for _, data, _, _ in dec.feed_raw(chunk):
+                if data[:1] == b"{":
+                    parse(data, allow_inf_nan=False)
         dec.flush()
 
     stages = {"floor": floor, "framing": framing, "parse": parsing, "full": full}

@@ -6,8 +6,9 @@ non-ASCII text in about one event in twenty, the odd keep-alive comment) and
 feeds it to the decoder in random 1-4 KiB chunks, as a socket delivers it;
 then the same with CRLF line ends. The floor is the cheapest conceivable
 framing of the same body: one ``bytes.split`` of the whole of it on blank
-lines, without decoding or parsing anything. httpx-sse, when installed, is
-timed too, for context.
+lines, without decoding or parsing anything. `SSEDecoder.feed_raw` (the same
+events with the data left as bytes, what `StreamNormalizer` reads) is timed
+too, and httpx-sse, when installed, for context.
 
 Then the same for a stream of short events shaped like Anthropic's text
 deltas (``event: content_block_delta`` and a ``data:`` line of ~150 bytes in
@@ -155,6 +156,17 @@ def decode_all(chunks: list[bytes]) -> int:
     return n
 
 
+def decode_raw(chunks: list[bytes]) -> int:
+    """`SSEDecoder.feed_raw`: the same events with undecoded data, as
+    `StreamNormalizer` reads them."""
+    decoder = SSEDecoder()
+    n = 0
+    for chunk in chunks:
+        n += len(decoder.feed_raw(chunk))
+    decoder.flush()
+    return n
+
+
 def httpx_sse_all(chunks: list[bytes]) -> int:
     """The same chunks through httpx-sse, as its users run it: on an httpx.Response."""
     import httpx
@@ -174,13 +186,17 @@ def throughput(title: str, lf_body: bytes, repeat: int) -> float:
         ("SSEDecoder, LF", len(lf_body), lambda: decode_all(lf_chunks)),
         ("CRLF body.split(b'\\r\\n\\r\\n')", len(crlf_body), lambda: crlf_body.split(b"\r\n\r\n")),
         ("SSEDecoder, CRLF", len(crlf_body), lambda: decode_all(crlf_chunks)),
+        ("SSEDecoder.feed_raw, LF", len(lf_body), lambda: decode_raw(lf_chunks)),
+        ("SSEDecoder.feed_raw, CRLF", len(crlf_body), lambda: decode_raw(crlf_chunks)),
     ]
     if importlib.util.find_spec("httpx_sse") and importlib.util.find_spec("httpx"):
         rows.append(("httpx-sse (for context), LF", len(lf_body), lambda: httpx_sse_all(lf_chunks)))
     # Each decoder is timed in turn with its floor only, so the others cannot disturb it.
     times = median_times([rows[0][2], rows[1][2]], repeat)
     times += median_times([rows[2][2], rows[3][2]], repeat)
-    times += median_times([fn for _, _, fn in rows[4:]], repeat)
+    times += median_times([rows[0][2], rows[4][2]], repeat)[1:]
+    times += median_times([rows[2][2], rows[5][2]], repeat)[1:]
+    times += median_times([fn for _, _, fn in rows[6:]], repeat)
     floor = times[0]
     events = decode_all(lf_chunks)
     print(

@@ -213,7 +213,6 @@ class StreamNormalizer:
         """
         parse = self._parse
         decoder = self._decoder
-        builder = self._builder
         for name, data, _, _ in events:
             if decoder is not None and parse is not None and data[:1] == b"{":
                 try:
@@ -226,14 +225,13 @@ class StreamNormalizer:
                         decoder.handle(name, payload)
                     except Exception as exc:
                         self._decoder_failed(exc, data)
-                    if builder.closed:  # type: ignore[union-attr]
+                    if decoder.b.closed:
                         return
                     continue
             self._interpret(name, data, False)
             if self.closed:
                 return
             decoder = self._decoder  # bound by the first payload
-            builder = self._builder
 
     def _decoder_failed(self, exc: Exception, data: bytes | str) -> None:
         """A decoder bug must not end the caller's stream: a diagnostic."""

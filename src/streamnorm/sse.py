@@ -513,16 +513,16 @@ class SSEDecoder(Generic[_Item]):
         `_BLOCK_CRLF` found them. The line interpreter's block state is empty
         before and after each, and no block can break the limit: they come
         from at most _max bytes."""
-        out: list[Any] = []
         types = self._types
         last_id = self._id
+        out: list[Any] = []
         for event_line, value, run, other, rest in matches:
             if not (other or run or rest):
                 if not (crlf and (0x0A in value or 0x0A in event_line)):
                     name = types.get(event_line)
                     if name is None:
                         name = self._type(event_line)
-                    out.append((name or "message", value, last_id, None))
+                    out.append((name, value, last_id, None))
                     continue
                 # A lone LF ends a line in there: read the block's lines.
                 head = event_line + b"\n" if event_line else b""
@@ -727,9 +727,11 @@ class SSEDecoder(Generic[_Item]):
         return out
 
     def _type(self, line: bytes) -> str:
-        """The event type an ``event:`` line sets (b"" for no line: ""),
-        remembered if there is room."""
+        """The type an event gets from its ``event:`` line (b"" for none),
+        remembered if there is room. An empty type buffer dispatches as
+        "message", so that is what it is set to here: the same events."""
         event = (line[7:] if line[6:7] == b" " else line[6:]).decode("utf-8", "replace")
+        event = event or "message"
         if len(self._types) < _TYPES and len(line) <= _TYPE_LINE:
             self._types[line] = event
         return event

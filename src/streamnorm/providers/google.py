@@ -149,7 +149,9 @@ class GoogleDecoder(Decoder):
                 self.b.set_stop_reason(block_reason, mapped=StopReason.CONTENT_FILTER)
         candidate = self._candidate(payload.get("candidates"))
         if candidate is not None:
-            for part in as_list(as_dict(candidate.get("content")).get("parts")):
+            content = candidate.get("content")
+            parts = content.get("parts") if type(content) is dict else None
+            for part in parts if type(parts) is list else ():
                 if type(part) is dict and len(part) == 1 and self._current_kind == _TEXT:
                     text = part.get("text")  # the commonest part of all: more text
                     if type(text) is str:
@@ -176,8 +178,8 @@ class GoogleDecoder(Decoder):
         super().end_of_input()
 
     def _candidate(self, candidates: Any) -> dict[str, Any] | None:
-        for candidate in as_list(candidates):
-            if isinstance(candidate, dict):
+        for candidate in candidates if type(candidates) is list else ():
+            if type(candidate) is dict:
                 index = candidate.get("index", 0)
                 if index == self.choice and not isinstance(index, bool):
                     return candidate

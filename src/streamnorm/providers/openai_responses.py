@@ -111,7 +111,7 @@ class OpenAIResponsesDecoder(Decoder):
         if event == "error" or kind == "error":
             self._error(payload)
             return
-        handler = self._handlers.get(kind) if isinstance(kind, str) else None
+        handler = self._handlers.get(kind) if type(kind) is str else None
         if handler is not None:
             handler(self, payload)
         # Tool progress events and unknown types: nothing.
@@ -345,8 +345,11 @@ class OpenAIResponsesDecoder(Decoder):
     def _text_key(self, payload: dict[str, Any], refusal: bool = False) -> Key:
         """The block of a message part, opened if this is its first event
         (Azure sends text deltas before ``content_part.added``)."""
-        index = self._output_index(payload)
-        key = ("part", index, _index(payload.get("content_index")) or 0)
+        index = payload.get("output_index")
+        if type(index) is not int:  # (bool is not int here, as in _index)
+            index = self._output_index(payload)
+        part = payload.get("content_index")
+        key = ("part", index, part if type(part) is int else 0)
         if not self.b.has(key):
             state = self._items.get(index)
             if state is None:
@@ -458,7 +461,8 @@ class OpenAIResponsesDecoder(Decoder):
     # Function-call arguments
 
     def _arguments_key(self, payload: dict[str, Any]) -> Key | None:
-        key = _item_key(self._output_index(payload))
+        index = payload.get("output_index")
+        key = ("item", index if type(index) is int else self._output_index(payload))
         kind = self.b.kind(key)
         if kind is None or kind == "toolcall":
             return key  # an unknown block is reported by the builder
