@@ -461,7 +461,7 @@ class SSEDecoder(Generic[_Item]):
             self._read_lines()  # too big to copy again (it grows in place from here) or `feed`
             if self._skip_lf:  # _buf ended with CR: a LF that starts this chunk ends that line
                 chunk = self._start_chunk(chunk)
-        out = self._feed_lines(self._lf(chunk), raw)
+        out = self._feed_lines(chunk, raw)
         if (
             raw
             and self._first is None
@@ -506,7 +506,7 @@ class SSEDecoder(Generic[_Item]):
         # the terminators are mixed: read lines.
         self._buf = b""
         self._line_mode = True
-        return self._feed_lines(self._lf(data), True)
+        return self._feed_lines(data, True)
 
     def _blocks(self, matches: list[tuple[bytes, ...]], crlf: bool) -> list[RawEvent]:
         """The events of whole blocks, as `_BLOCK_LF` or (``crlf``)
@@ -530,20 +530,27 @@ class SSEDecoder(Generic[_Item]):
             elif run:
                 continue
             # The lines, then "", the blank line that ends the block (or more).
-            text = self._lf(other or rest) if crlf else other
-            out += self._lines(text.split(b"\n"), True)
+            lines = (other or rest).splitlines() if crlf else other.split(b"\n")
+            if crlf:
+                lines.append(b"")
+            out += self._lines(lines, True)
             last_id = self._id
         return out
 
-    def _lf(self, chunk: bytes) -> bytes:
-        """`chunk` with CR LF and CR as LF, for the line interpreter. A CR at
-        the end may be the first half of a CR LF: a LF that starts the next
-        chunk is then dropped."""
-        if 0x0D not in chunk:
-            return chunk
-        if chunk[-1] == 0x0D:
+    def _split_cr(self, chunk: bytes) -> list[bytes]:
+        """Split a chunk that contains a CR as `bytes.split` on LF would.
+
+        bytes.splitlines() breaks at exactly CR, LF and CR LF (str.splitlines
+        knows more terminators) but leaves out the empty item after a final
+        terminator, which is put back here.
+        """
+        lines = chunk.splitlines()
+        last = chunk[-1]
+        if last == 0x0D:  # CR LF may straddle chunks: drop a LF that starts the next
             self._skip_lf = self._prelude = True
-        return chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        if last == 0x0D or last == 0x0A:
+            lines.append(b"")
+        return lines
 
     def _read_lines(self) -> None:
         """Switch to reading lines, with the unfinished block's complete lines
@@ -553,12 +560,13 @@ class SSEDecoder(Generic[_Item]):
         takes effect now rather than with the block."""
         if self._line_mode:
             return
-        buf = self._lf(self._buf)
-        self._buf = b""
+        buf, self._buf = self._buf, b""
         self._line_mode = True
-        cut = buf.rfind(b"\n") + 1
+        cut = max(buf.rfind(b"\n"), buf.rfind(b"\r")) + 1
         if cut:
             self._feed_lines(buf[:cut], True)
+            if cut < len(buf):  # a CR it ended with is followed by more than a LF
+                self._skip_lf = False
         self._tail = buf[cut:]  # the partial line (within the limit, as all of _buf is)
 
     def _start_chunk(self, chunk: bytes) -> bytes:
@@ -592,8 +600,8 @@ class SSEDecoder(Generic[_Item]):
         return chunk
 
     def _feed_lines(self, chunk: bytes, raw: bool) -> list[Any]:
-        """Read LF-only input line by line (the partial line is _tail or _long)."""
-        lines = chunk.split(b"\n")
+        """Read input line by line (the partial line is _tail or _long)."""
+        lines = self._split_cr(chunk) if 0x0D in chunk else chunk.split(b"\n")
         # Invariant: lines[0] completes the partial line, lines[-1] is the next.
         tail = self._tail
         if len(lines) == 1 or len(tail) + len(chunk) > self._max:
