@@ -308,6 +308,24 @@ VECTORS = [
     # line terminators
     Vector("CRLF", b"data: a\r\ndata: b\r\n\r\n", [E("a\nb")]),
     Vector("CR", b"data: a\rdata: b\r\r", [E("a\nb")]),
+    # CR LF streams with a lone terminator somewhere (read whole blocks, these
+    # take the line interpreter for the blocks that need it)
+    Vector(
+        "lone LF inside a CR LF block",
+        b"event: e\r\ndata: a\nb\r\n\r\ndata: c\r\n\r\n",
+        [E("a", event="e"), E("c")],
+    ),
+    Vector(
+        "lone CR inside a CR LF stream",
+        b"data: a\rdata: b\r\n\r\ndata: c\r\n\r\n",
+        [E("a\nb"), E("c")],
+    ),
+    Vector(
+        "LF blank line after CR LF blocks",
+        b"data: a\r\n\r\ndata: b\n\ndata: c\r\n",
+        [E("a"), E("b")],
+        pending=E("c"),
+    ),
     Vector("mixed terminators", b"data: a\r\ndata: b\rdata: c\n\r\n", [E("a\nb\nc")]),
     Vector("LF CR is two line ends", b"data: a\n\rdata: b\n\n", [E("a"), E("b")]),
     Vector("CR CR LF is two line ends", b"data: a\r\r\ndata: b\n\n", [E("a"), E("b")]),
