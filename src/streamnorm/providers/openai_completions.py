@@ -179,6 +179,10 @@ class OpenAICompletionsDecoder(Decoder):
         # OpenRouter reasoning_details merged by index; whether it must sign.
         self._details: list[dict[str, Any]] = []
         self._detail_pos: dict[Any, int] = {}
+        # Streamed text of merged entries, (position, field) -> pieces, put
+        # into _details by _details_json only: concatenating every piece as it
+        # comes would copy the text so far each time (quadratic).
+        self._detail_pieces: dict[tuple[int, str], list[str]] = {}
         self._details_sign = False
         self._signing_chunk = False  # the chunk being read brought a signing entry
         self._signature_stale = False  # details merged since the signature was written
@@ -413,7 +417,7 @@ class OpenAICompletionsDecoder(Decoder):
         signature = None
         if details and self._details_sign:
             if self._signing_chunk:
-                signature = dumps_compact(self._details)
+                signature = self._details_json()
             self._signature_stale = signature is None
         if not text and signature is None:
             return
@@ -437,8 +441,17 @@ class OpenAICompletionsDecoder(Decoder):
                 text += as_str(entry.get(field))
             if kind == "reasoning.encrypted" or as_str(entry.get("signature")):
                 self._details_sign = self._signing_chunk = True
-            _merge_by_index(self._details, self._detail_pos, entry, DETAIL_TEXT_FIELDS)
+            _merge_by_index(
+                self._details, self._detail_pos, entry, DETAIL_TEXT_FIELDS, self._detail_pieces
+            )
         return text
+
+    def _details_json(self) -> str:
+        """The merged ``reasoning_details``, serialised (a thinking signature)."""
+        for (position, field), pieces in self._detail_pieces.items():
+            self._details[position][field] = "".join(pieces)
+        self._detail_pieces.clear()
+        return dumps_compact(self._details)
 
     def _executed_tools(self, entries: list[Any]) -> None:
         """Groq compound ``executed_tools``: one provider block, entries merged
@@ -507,7 +520,7 @@ class OpenAICompletionsDecoder(Decoder):
         if self.b.closed:
             return
         if self._signature_stale and self.b.has(_THINKING):
-            self.b.set_signature(_THINKING, dumps_compact(self._details))
+            self.b.set_signature(_THINKING, self._details_json())
             self._signature_stale = False
         if not self._citations:
             return
@@ -538,9 +551,13 @@ def _merge_by_index(
     positions: dict[Any, int],
     entry: dict[str, Any],
     text_fields: frozenset[str],
+    pieces: dict[tuple[int, str], list[str]] | None = None,
 ) -> None:
     """Merge ``entry`` into the entry with the same ``index`` (or append it):
-    ``text_fields`` concatenate, any other non-null field replaces."""
+    ``text_fields`` concatenate, any other non-null field replaces. With
+    ``pieces``, the text to add is kept there, (position, field) -> pieces
+    with the merged entry's value first, for the caller to join when it reads
+    ``merged``: amortised O(len(value)) per entry, however long the text."""
     index = entry.get("index")
     key = index if type(index) is int else None
     position = positions.get(key) if key is not None else None
@@ -552,6 +569,11 @@ def _merge_by_index(
     current = merged[position]
     for field, value in entry.items():
         if field in text_fields and isinstance(value, str) and isinstance(current.get(field), str):
-            current[field] += value
+            if pieces is None:
+                current[field] += value
+            else:
+                pieces.setdefault((position, field), [current[field]]).append(value)
         elif value is not None:
             current[field] = value
+            if pieces is not None:
+                pieces.pop((position, field), None)
