@@ -147,22 +147,14 @@ def median_times(fns: Sequence[Callable[[], object]], repeat: int) -> list[float
     return [statistics.median(samples) for samples in times]
 
 
-def decode_all(chunks: list[bytes]) -> int:
+def decode_all(chunks: list[bytes], raw: bool = False) -> int:
+    """Decode every chunk with `SSEDecoder.feed`, or with `feed_raw` (the same
+    events with undecoded data, as `StreamNormalizer` reads them)."""
     decoder = SSEDecoder()
+    feed = decoder.feed_raw if raw else decoder.feed
     n = 0
     for chunk in chunks:
-        n += len(decoder.feed(chunk))
-    decoder.flush()
-    return n
-
-
-def decode_raw(chunks: list[bytes]) -> int:
-    """`SSEDecoder.feed_raw`: the same events with undecoded data, as
-    `StreamNormalizer` reads them."""
-    decoder = SSEDecoder()
-    n = 0
-    for chunk in chunks:
-        n += len(decoder.feed_raw(chunk))
+        n += len(feed(chunk))
     decoder.flush()
     return n
 
@@ -186,8 +178,8 @@ def throughput(title: str, lf_body: bytes, repeat: int) -> float:
         ("SSEDecoder, LF", len(lf_body), lambda: decode_all(lf_chunks)),
         ("CRLF body.split(b'\\r\\n\\r\\n')", len(crlf_body), lambda: crlf_body.split(b"\r\n\r\n")),
         ("SSEDecoder, CRLF", len(crlf_body), lambda: decode_all(crlf_chunks)),
-        ("SSEDecoder.feed_raw, LF", len(lf_body), lambda: decode_raw(lf_chunks)),
-        ("SSEDecoder.feed_raw, CRLF", len(crlf_body), lambda: decode_raw(crlf_chunks)),
+        ("SSEDecoder.feed_raw, LF", len(lf_body), lambda: decode_all(lf_chunks, raw=True)),
+        ("SSEDecoder.feed_raw, CRLF", len(crlf_body), lambda: decode_all(crlf_chunks, raw=True)),
     ]
     if importlib.util.find_spec("httpx_sse") and importlib.util.find_spec("httpx"):
         rows.append(("httpx-sse (for context), LF", len(lf_body), lambda: httpx_sse_all(lf_chunks)))

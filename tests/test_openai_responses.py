@@ -1216,3 +1216,33 @@ def test_truncation_at_random_offsets(path: Path) -> None:
             if isinstance(block, ToolCallBlock):
                 ended_on_wire = any(isinstance(e, BlockEnd) and e.index == index for e in fed)
                 assert (block.error == "incomplete") is not ended_on_wire, (cut, index)
+
+
+def test_summary_part_done_checks_only_its_own_part() -> None:
+    """Each part's ``*.done`` is compared with that part's text alone (where the
+    part starts is counted as it streams, not read back from the block)."""
+
+    def part(kind: str, index: int, **fields: Any) -> dict[str, Any]:
+        return {"type": kind, "output_index": 0, "summary_index": index, **fields}
+
+    delta, done = "response.reasoning_summary_text.delta", "response.reasoning_summary_text.done"
+    data = sse(
+        CREATED,
+        {"type": "response.output_item.added", "output_index": 0, "item": {"type": "reasoning"}},
+        part(delta, 0, delta="ab"),
+        part(delta, 0, delta="cd"),
+        part(done, 0, text="abcd"),  # equal: nothing to do
+        part(delta, 1, delta="ef"),
+        part(done, 1, text="efgh"),  # extends: the rest streams as a delta
+        part(delta, 2, delta="xy"),
+        part(done, 2, text="XYZ"),  # differs: the final value wins, reported
+        completed(),
+    )
+    events = run_bytes(data)
+    end = terminal(events)
+    assert isinstance(end, Done)
+    (thinking,) = end.message.content
+    assert thinking.thinking == "abcd\n\nefgh\n\nXYZ"
+    streamed = "".join(e.delta for e in events if isinstance(e, ThinkingDelta))
+    assert streamed == "abcd\n\nefgh\n\nxy"
+    assert [d.kind for d in diagnostics(events)] == ["text_mismatch"]

@@ -67,7 +67,7 @@ def to_usage(raw: dict[str, Any]) -> Usage:
 class _Item:
     """What the decoder remembers of one output item (keys, not content)."""
 
-    __slots__ = ("done", "encrypted", "part_keys", "parts", "type")
+    __slots__ = ("done", "encrypted", "part_chars", "part_keys", "parts", "type")
 
     def __init__(self, kind: str) -> None:
         self.type = kind
@@ -75,9 +75,11 @@ class _Item:
         self.encrypted = False  # the streamed ``output_item.done`` had encrypted_content
         #: Blocks of a message item, in the order they opened.
         self.part_keys: list[Key] = []
-        #: Reasoning parts seen, in order: (kind, index) → offset of the part's
-        #: text in the block (after its separator).
-        self.parts: dict[tuple[str, int], int] = {}
+        #: Reasoning parts seen, in order (a dict as an ordered set), and the
+        #: characters appended for the latest one (after its separator): where
+        #: it starts in the block, counted without reading the block's text.
+        self.parts: dict[tuple[str, int], None] = {}
+        self.part_chars = 0
 
 
 def _item_key(output_index: Key) -> Key:
@@ -364,8 +366,7 @@ class OpenAIResponsesDecoder(Decoder):
         index = self._output_index(payload)
         state = self._items.get(index)
         if part_type == "reasoning_text" or (state is not None and state.type == "reasoning"):
-            key = self._reasoning_key(payload, _CONTENT)
-            self.b.append_thinking(key, as_str(part.get("text")))
+            self._reasoning_text(payload, _CONTENT, as_str(part.get("text")))
             return
         key = ("part", index, _index(payload.get("content_index")) or 0)
         if self.b.has(key):
@@ -408,48 +409,54 @@ class OpenAIResponsesDecoder(Decoder):
     # ------------------------------------------------------------------
     # Reasoning
 
-    def _reasoning_key(self, payload: dict[str, Any], part_kind: str) -> Key:
-        """The reasoning block, with the part this event belongs to started:
-        a part after the item's first is preceded by a blank line."""
+    def _reasoning_part(
+        self, payload: dict[str, Any], part_kind: str
+    ) -> tuple[Key, _Item | None, tuple[str, int]]:
+        """The reasoning block, its item (None when that is not an open
+        reasoning item: the builder reports what does not fit) and the part
+        this event belongs to, started if new: a part after the item's first
+        is preceded by a blank line."""
         index = self._output_index(payload)
         key = _item_key(index)
+        field = "summary_index" if part_kind == _SUMMARY else "content_index"
+        part = (part_kind, _index(payload.get(field)) or 0)
         state = self._items.get(index)
         if state is None:
             state = self._items[index] = _Item("reasoning")
             self.b.open_thinking(key)
         if state.type != "reasoning" or state.done:
-            return key  # the builder reports what does not fit
-        field = "summary_index" if part_kind == _SUMMARY else "content_index"
-        part = (part_kind, _index(payload.get(field)) or 0)
+            return key, None, part
         if part not in state.parts:
             if state.parts:
                 self.b.append_thinking(key, "\n\n")
-            state.parts[part] = len(self.b.text_of(key))
-        return key
+            state.parts[part] = None
+            state.part_chars = 0
+        return key, state, part
+
+    def _reasoning_text(self, payload: dict[str, Any], part_kind: str, text: str) -> None:
+        key, state, _ = self._reasoning_part(payload, part_kind)
+        self.b.append_thinking(key, text)
+        if state is not None:
+            state.part_chars += len(text)
 
     def _summary_part_added(self, payload: dict[str, Any]) -> None:
-        key = self._reasoning_key(payload, _SUMMARY)
-        self.b.append_thinking(key, as_str(as_dict(payload.get("part")).get("text")))
+        self._reasoning_text(payload, _SUMMARY, as_str(as_dict(payload.get("part")).get("text")))
 
     def _summary_delta(self, payload: dict[str, Any]) -> None:
-        self.b.append_thinking(self._reasoning_key(payload, _SUMMARY), as_str(payload.get("delta")))
+        self._reasoning_text(payload, _SUMMARY, as_str(payload.get("delta")))
 
     def _reasoning_delta(self, payload: dict[str, Any]) -> None:
-        self.b.append_thinking(self._reasoning_key(payload, _CONTENT), as_str(payload.get("delta")))
+        self._reasoning_text(payload, _CONTENT, as_str(payload.get("delta")))
 
     def _reasoning_done(self, payload: dict[str, Any], part_kind: str) -> None:
         """A part's final text; checked when it is the latest part of the block."""
         text = as_str(payload.get("text"))
-        key = self._reasoning_key(payload, part_kind)
-        state = self._items.get(self._output_index(payload))
-        if not text or state is None or state.type != "reasoning" or state.done:
+        key, state, part = self._reasoning_part(payload, part_kind)
+        if not text or state is None or next(reversed(state.parts)) != part:
             return
-        field = "summary_index" if part_kind == _SUMMARY else "content_index"
-        part = (part_kind, _index(payload.get(field)) or 0)
-        if next(reversed(state.parts)) != part:
-            return
-        start = state.parts[part]
-        self.b.reconcile(key, self.b.text_of(key)[:start] + text, "text_mismatch")
+        current = self.b.text_of(key)
+        self.b.reconcile(key, current[: len(current) - state.part_chars] + text, "text_mismatch")
+        state.part_chars = len(text)
 
     def _summary_done(self, payload: dict[str, Any]) -> None:
         self._reasoning_done(payload, _SUMMARY)
