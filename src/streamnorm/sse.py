@@ -31,23 +31,25 @@ an event stream"):
 For any split of the same bytes into chunks, the concatenation of what `feed`
 returns (and of what an `SSELimitError` carries) is the same.
 
-How it stays fast: no Python code runs per character, and in the common case
-none runs per line either. Line terminators are first made uniform (CR LF and
-CR become LF, in C). Then the decoder works a block at a time: everything up
-to the last blank line of the input so far (the last ``\n\n``) is cut into
-blocks by one regular expression, which also picks the event type and data
-out of the blocks that are an optional ``event:`` line and one ``data:``
-line. Those are what LLM APIs send, and they cost a dictionary lookup each;
-any other block (comments, ``id``, ``retry``, data of many lines) goes
-through the line-by-line interpreter. The unfinished last block waits, as
-bytes, for the next chunk.
-
-When an unfinished block grows large (a long line arriving in many small
-chunks, or more than ``max_line_bytes``), the decoder switches to reading
-line by line, where a partial line grows in place and the limits are checked
-as lines arrive; it goes back to whole blocks at the next block boundary.
-Comments, which must be reported as each line arrives, keep a decoder that
-reports them line by line throughout.
+How it stays fast: no Python code runs per character. `SSEDecoder.feed`
+splits a chunk into lines once, in C (`bytes.split` on LF, or
+`bytes.splitlines`, which breaks at exactly CR, LF and CR LF, for chunks that
+contain a CR); the unterminated rest waits for the next chunk.
+`SSEDecoder.feed_raw` goes further and, in the common case, runs no Python
+code per line either: everything up to the last blank line of the input so
+far is cut into blocks by one regular expression (one for LF input, one for
+CR LF input such as Gemini's), which also picks the event type and data out
+of the blocks that are an optional ``event:`` line and one ``data:`` line.
+Those are what LLM APIs send, and they cost a dictionary lookup each; any
+other block (comments, ``id``, ``retry``, data of many lines, a line ended by
+a lone CR or LF in CR LF input) goes through the line interpreter. The
+unfinished last block waits, as bytes, for the next chunk. When it grows
+large (a long line arriving in many small chunks, or more than
+``max_line_bytes``), `feed_raw` reads lines too, where a partial line grows
+in place and the limits are checked as lines arrive, and goes back to whole
+blocks at the next block boundary. A decoder made with ``comments=True``
+reads lines throughout, so that each comment is reported as its line
+arrives.
 
 Fields are recognised on bytes and only values are decoded (a repeated event
 type is looked up, not decoded again). That is the same as decoding the whole
@@ -458,7 +460,9 @@ class SSEDecoder(Generic[_Item]):
         if not self._line_mode:
             if raw and (len(self._buf) <= _SMALL or len(self._buf) <= len(chunk)):
                 return self._feed_blocks(chunk)
-            self._read_lines()  # too big to copy again (it grows in place from here) or `feed`
+            # `feed` reads lines; so does `feed_raw` once the unfinished block
+            # is too big to copy again (from here a partial line grows in place).
+            self._read_lines()
             if self._skip_lf:  # _buf ended with CR: a LF that starts this chunk ends that line
                 chunk = self._start_chunk(chunk)
         out = self._feed_lines(chunk, raw)
