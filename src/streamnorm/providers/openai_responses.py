@@ -386,7 +386,8 @@ class OpenAIResponsesDecoder(Decoder):
         state.part_keys.append(key)
 
     def _text_delta(self, payload: dict[str, Any]) -> None:
-        self.b.append_text(self._text_key(payload), as_str(payload.get("delta")))
+        delta = payload.get("delta")  # (as_str, inline: this is the commonest event)
+        self.b.append_text(self._text_key(payload), delta if type(delta) is str else "")
 
     def _refusal_delta(self, payload: dict[str, Any]) -> None:
         self.b.append_text(self._text_key(payload, refusal=True), as_str(payload.get("delta")))
