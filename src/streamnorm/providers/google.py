@@ -152,11 +152,19 @@ class GoogleDecoder(Decoder):
             content = candidate.get("content")
             parts = content.get("parts") if type(content) is dict else None
             for part in parts if type(parts) is list else ():
-                if type(part) is dict and len(part) == 1 and self._current_kind == _TEXT:
-                    text = part.get("text")  # the commonest part of all: more text
-                    if type(text) is str:
-                        self.b.append_text(self._current, text)
-                        continue
+                # The commonest parts of all, more text and more of the open
+                # streamed call, go the shortest way; the rest through _part.
+                if type(part) is dict and len(part) == 1:
+                    if self._current_kind == _TEXT:
+                        text = part.get("text")
+                        if type(text) is str:
+                            self.b.append_text(self._current, text)
+                            continue
+                    elif self._current_kind == _CALL:
+                        call = part.get("functionCall")
+                        if type(call) is dict and not call.get("name") and self._args is not None:
+                            self._continue_call(call)
+                            continue
                 self._part(as_dict(part))
             if not _CANDIDATE_METADATA.isdisjoint(candidate):
                 self._keep_metadata(candidate)
@@ -273,17 +281,14 @@ class GoogleDecoder(Decoder):
         name = as_str(call.get("name"))
         streaming = call.get("willContinue") is True
         if not name:
-            args = self._args
-            if args is None or self._current is None:
+            if self._args is None or self._current is None:
                 self.b.diagnostic(
                     "delta_for_unknown_block",
                     "a functionCall part without a name and no streamed call open",
                     dumps_compact(call),
                 )
                 return
-            self._partial_args(self._current, args, as_list(call.get("partialArgs")))
-            if not streaming:
-                self._end_current()
+            self._continue_call(call)
             return
         self._end_current()
         call_id = as_str(call.get("id"))
@@ -312,6 +317,14 @@ class GoogleDecoder(Decoder):
             for member, value in raw_args.items():
                 self._write(key, args, args.set((member,), value))
         self._partial_args(key, args, as_list(call.get("partialArgs")))
+
+    def _continue_call(self, call: dict[str, Any]) -> None:
+        """More of the open streamed call (a ``functionCall`` without a name):
+        its ``partialArgs``; the call ends unless ``willContinue``."""
+        assert self._args is not None and self._current is not None
+        self._partial_args(self._current, self._args, as_list(call.get("partialArgs")))
+        if call.get("willContinue") is not True:
+            self._end_current()
 
     def _partial_args(self, key: int, args: _ArgsWriter, entries: list[Any]) -> None:
         for entry in map(as_dict, entries):
