@@ -195,6 +195,21 @@ class _Served:
         )
 
 
+def _sdk_client(sdk: str, factory: str, base_url: str) -> tuple[_Served, Any]:
+    """A client of package ``sdk`` (``factory`` names its client class) whose
+    every request is answered with the current chunks, and the transport."""
+    import importlib
+
+    served = _Served(sdk)
+    client = getattr(importlib.import_module(sdk), factory)(
+        api_key="x",
+        base_url=base_url,
+        max_retries=0,
+        http_client=served.httpx.Client(transport=served.transport),
+    )
+    return served, client
+
+
 def _args(raw: str | None) -> Any:
     try:
         return json.loads(raw or "{}")
@@ -212,16 +227,7 @@ class OpenAIChatState(Contender):
         return _missing("openai")
 
     def _client(self) -> tuple[_Served, Any]:
-        import openai
-
-        served = _Served("openai")
-        client = openai.OpenAI(
-            api_key="x",
-            base_url="http://bench.invalid/v1",
-            max_retries=0,
-            http_client=served.httpx.Client(transport=served.transport),
-        )
-        return served, client
+        return _sdk_client("openai", "OpenAI", "http://bench.invalid/v1")
 
     def prepare(self, api: str) -> Run:
         from openai.lib.streaming.chat import ChatCompletionStreamState
@@ -282,15 +288,7 @@ class OpenAIResponses(Contender):
         return _missing("openai")
 
     def prepare(self, api: str) -> Run:
-        import openai
-
-        served = _Served("openai")
-        client = openai.OpenAI(
-            api_key="x",
-            base_url="http://bench.invalid/v1",
-            max_retries=0,
-            http_client=served.httpx.Client(transport=served.transport),
-        )
+        served, client = _sdk_client("openai", "OpenAI", "http://bench.invalid/v1")
         stream = client.responses.stream
 
         def run(body: bytes, chunks: list[bytes]) -> Any:
@@ -323,15 +321,7 @@ class AnthropicStream(Contender):
         return _missing("anthropic")
 
     def prepare(self, api: str) -> Run:
-        import anthropic
-
-        served = _Served("anthropic")
-        client = anthropic.Anthropic(
-            api_key="x",
-            base_url="http://bench.invalid",
-            max_retries=0,
-            http_client=served.httpx.Client(transport=served.transport),
-        )
+        served, client = _sdk_client("anthropic", "Anthropic", "http://bench.invalid")
         stream = client.messages.stream
         messages = [{"role": "user", "content": "hi"}]
 
@@ -438,7 +428,7 @@ class GoogleGenAI(Contender):
                             else:
                                 value = arg.bool_value
                             extend = arg.json_path == last_path and isinstance(value, str)
-                            _set_path(calls[-1][1], arg.json_path, value, extend)
+                            _set_path(calls[-1][1], arg.json_path or "$", value, extend)
                             last_path = arg.json_path
             calls = [(name, _join_pieces(args)) for name, args in calls]
             return View("".join(text), "".join(thoughts), calls)
@@ -446,7 +436,8 @@ class GoogleGenAI(Contender):
         return run
 
     def view(self, api: str, result: Any) -> View:
-        return result
+        view: View = result  # run() made it
+        return view
 
 
 # ---------------------------------------------------------------------------
@@ -559,7 +550,8 @@ class HttpxSSE(Contender):
         return run
 
     def view(self, api: str, result: Any) -> View:
-        return result
+        view: View = result  # run() made it
+        return view
 
 
 # ---------------------------------------------------------------------------

@@ -624,6 +624,30 @@ def message_item(text: str, item_id: str = "msg_1", **extra: Any) -> dict[str, A
     }
 
 
+def call_item(name: str = "f", arguments: str = "", **extra: Any) -> dict[str, Any]:
+    """A ``function_call`` output item (``fc_1``, ``call_1``)."""
+    return {
+        "type": "function_call",
+        "id": "fc_1",
+        "call_id": "call_1",
+        "name": name,
+        "arguments": arguments,
+        **extra,
+    }
+
+
+def added(item: dict[str, Any], index: int = 0) -> dict[str, Any]:
+    return {"type": "response.output_item.added", "output_index": index, "item": item}
+
+
+def item_done(item: dict[str, Any], index: int = 0) -> dict[str, Any]:
+    return {"type": "response.output_item.done", "output_index": index, "item": item}
+
+
+def args_delta(delta: str, index: int = 0) -> dict[str, Any]:
+    return {"type": "response.function_call_arguments.delta", "output_index": index, "delta": delta}
+
+
 def test_azure_text_deltas_before_content_part_added() -> None:
     data = sse(
         CREATED,
@@ -694,7 +718,7 @@ def test_encrypted_content_only_in_response_completed_is_backfilled() -> None:
             "summary_index": 0,
             "delta": "Hm.",
         },
-        {"type": "response.output_item.done", "output_index": 0, "item": streamed},
+        item_done(streamed),
         {
             "type": "response.output_item.added",
             "output_index": 1,
@@ -723,14 +747,7 @@ def test_encrypted_content_only_in_response_completed_is_backfilled() -> None:
 
 
 def test_items_only_in_response_completed() -> None:
-    call = {
-        "type": "function_call",
-        "id": "fc_1",
-        "call_id": "call_1",
-        "name": "f",
-        "arguments": '{"a":1}',
-        "status": "completed",
-    }
+    call = call_item(arguments='{"a":1}', status="completed")
     reasoning = {
         "type": "reasoning",
         "id": "rs_1",
@@ -777,18 +794,12 @@ def test_done_marker_without_terminal_is_truncated() -> None:
 
 
 def test_arguments_only_in_output_item_done() -> None:
-    added = {
-        "type": "function_call",
-        "id": "fc_1",
-        "call_id": "call_1",
-        "name": "get",
-        "arguments": "",
-    }
-    done = {**added, "arguments": '{"q":"x"}', "status": "completed"}
+    added_item = call_item("get")
+    done = {**added_item, "arguments": '{"q":"x"}', "status": "completed"}
     data = sse(
         CREATED,
-        {"type": "response.output_item.added", "output_index": 0, "item": added},
-        {"type": "response.output_item.done", "output_index": 0, "item": done},
+        added(added_item),
+        item_done(done),
         completed([done]),
     )
     events = run_bytes(data)
@@ -805,27 +816,17 @@ def test_arguments_only_in_output_item_done() -> None:
 
 
 def test_arguments_mismatch_done_value_wins() -> None:
-    item = {
-        "type": "function_call",
-        "id": "fc_1",
-        "call_id": "call_1",
-        "name": "f",
-        "arguments": "",
-    }
+    item = call_item()
     data = sse(
         CREATED,
-        {"type": "response.output_item.added", "output_index": 0, "item": item},
-        {"type": "response.function_call_arguments.delta", "output_index": 0, "delta": '{"a":'},
+        added(item),
+        args_delta('{"a":'),
         {
             "type": "response.function_call_arguments.done",
             "output_index": 0,
             "arguments": '{"b":2}',
         },
-        {
-            "type": "response.output_item.done",
-            "output_index": 0,
-            "item": {**item, "arguments": '{"b":2}'},
-        },
+        item_done({**item, "arguments": '{"b":2}'}),
         completed(),
     )
     events = run_bytes(data)
@@ -835,22 +836,12 @@ def test_arguments_mismatch_done_value_wins() -> None:
 
 
 def test_eager_arguments_at_added() -> None:
-    item = {
-        "type": "function_call",
-        "id": "fc_1",
-        "call_id": "call_1",
-        "name": "f",
-        "arguments": '{"a"',
-    }
+    item = call_item(arguments='{"a"')
     data = sse(
         CREATED,
-        {"type": "response.output_item.added", "output_index": 0, "item": item},
-        {"type": "response.function_call_arguments.delta", "output_index": 0, "delta": ":1}"},
-        {
-            "type": "response.output_item.done",
-            "output_index": 0,
-            "item": {**item, "arguments": '{"a":1}'},
-        },
+        added(item),
+        args_delta(":1}"),
+        item_done({**item, "arguments": '{"a":1}'}),
         completed(),
     )
     events = run_bytes(data)
@@ -868,8 +859,8 @@ def test_shell_call_without_output_is_a_client_tool_call() -> None:
     }
     data = sse(
         CREATED,
-        {"type": "response.output_item.added", "output_index": 0, "item": item},
-        {"type": "response.output_item.done", "output_index": 0, "item": item},
+        added(item),
+        item_done(item),
         completed([item]),
     )
     end = terminal(run_bytes(data))
@@ -919,17 +910,11 @@ def test_interleaved_summary_and_text_keep_their_blocks() -> None:
 
 
 def test_response_incomplete_with_content_filter_and_open_tool_call() -> None:
-    item = {
-        "type": "function_call",
-        "id": "fc_1",
-        "call_id": "call_1",
-        "name": "f",
-        "arguments": "",
-    }
+    item = call_item()
     data = sse(
         CREATED,
-        {"type": "response.output_item.added", "output_index": 0, "item": item},
-        {"type": "response.function_call_arguments.delta", "output_index": 0, "delta": '{"a":1}'},
+        added(item),
+        args_delta('{"a":1}'),
         {
             "type": "response.incomplete",
             "response": response(
@@ -1015,14 +1000,7 @@ def test_sse_event_name_error_without_type() -> None:
 
 
 def test_stream_resumed_mid_sequence_does_not_crash() -> None:
-    call = {
-        "type": "function_call",
-        "id": "fc_1",
-        "call_id": "call_1",
-        "name": "f",
-        "arguments": '{"a":1}',
-        "status": "completed",
-    }
+    call = call_item(arguments='{"a":1}', status="completed")
     data = sse(
         {
             "type": "response.output_text.delta",
@@ -1065,7 +1043,7 @@ def test_unknown_events_items_and_parts() -> None:
             "output_index": 0,
             "item": {"type": "brand_new_item"},
         },
-        {"type": "response.output_item.done", "output_index": 0, "item": odd},
+        item_done(odd),
         {
             "type": "response.output_item.added",
             "output_index": 1,
@@ -1115,7 +1093,7 @@ def test_annotations_from_done_when_no_events_delivered_them() -> None:
             "content_index": 0,
             "delta": "Hi",
         },
-        {"type": "response.output_item.done", "output_index": 0, "item": item},
+        item_done(item),
         completed([item]),
     )
     end = terminal(run_bytes(data))
@@ -1148,7 +1126,7 @@ def test_junk_field_types_never_raise() -> None:
             "delta": 7,
         },
         {"type": "response.reasoning_summary_text.delta", "output_index": 3.5, "delta": None},
-        {"type": "response.output_item.done", "output_index": 0, "item": None},
+        item_done(None),
         {"type": "response.completed", "response": {"status": 1, "output": {"a": 1}, "usage": [1]}},
     )
     events = run_bytes(data)
