@@ -31,18 +31,17 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
+
+import jiter
 
 from streamnorm import _json
 from streamnorm.partial_json import ArgumentBuffer, parse_final_arguments, parse_partial_json
 
 try:
-    import jiter
-except ImportError:  # pragma: no cover - jiter is the core's dependency
-    jiter = None
-try:
-    import partial_json_parser
+    import partial_json_parser  # type: ignore[import-untyped]
 except ImportError:  # optional: pip install partial-json-parser
     partial_json_parser = None
 
@@ -114,7 +113,6 @@ def stream_and_read(deltas: list[str]) -> None:
 
 
 def jiter_reparse(deltas: list[str]) -> None:
-    assert jiter is not None
     accumulated = b""
     for delta in deltas:
         accumulated += delta.encode()
@@ -189,7 +187,7 @@ def run_partial(reps: int) -> int:
     rows.append(("(a) append every delta, no preview", a))
     b = median_time(lambda: stream_and_read(deltas), reps)
     rows.append(("(b) append + partial(len) after every delta", b))
-    c = median_time(lambda: jiter_reparse(deltas), reps) if jiter else None
+    c = median_time(lambda: jiter_reparse(deltas), reps)
     rows.append(("(c) jiter re-parse after every delta", c))
     d = median_time(lambda: pjp_reparse(first_100k), reps) if partial_json_parser else None
     rows.append((f"(d) partial-json-parser re-parse, first {size // 1000} KB", d))
@@ -197,12 +195,13 @@ def run_partial(reps: int) -> int:
     rows.append((f"    (b) over the same first {size // 1000} KB", b100))
     e = median_time(lambda: _json.loads(text), reps * 3)
     rows.append(("(e) one strict parse (_json.loads, jiter)", e))
-    for label, fn in (
+    parsers: tuple[tuple[str, Callable[[str], Any]], ...] = (
         ("    json.loads, for reference", json.loads),
         ("    parse_final_arguments", parse_final_arguments),
         ("    parse_partial_json once", parse_partial_json),
-    ):
-        rows.append((label, median_time(lambda fn=fn: fn(text), reps)))
+    )
+    for label, fn in parsers:
+        rows.append((label, median_time(partial(fn, text), reps)))
     a2 = median_time(lambda: stream_only(deltas2), reps * 3)
     rows.append(("(a) for 2 MB", a2))
     b2 = median_time(lambda: stream_and_read(deltas2), reps)
@@ -331,12 +330,11 @@ def run_json_libraries(reps: int) -> int:
             ("orjson.loads(str)", orjson.loads, strs),
         ]
         dumps_cases.append(("orjson.dumps().decode()", lambda v: orjson.dumps(v).decode(), values))
-    if jiter is not None:
-        from_json = jiter.from_json
-        loads_cases += [
-            ("jiter.from_json(bytes)", from_json, raw),
-            ("jiter.from_json(str.encode())", lambda s: from_json(s.encode()), strs),
-        ]
+    from_json = jiter.from_json
+    loads_cases += [
+        ("jiter.from_json(bytes)", from_json, raw),
+        ("jiter.from_json(str.encode())", lambda s: from_json(s.encode()), strs),
+    ]
     loads_cases.append(("_json.loads(bytes)", _json.loads, raw))
     loads_cases.append(("_json.loads(str)", _json.loads, strs))
     cases = loads_cases + dumps_cases

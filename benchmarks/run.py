@@ -266,7 +266,8 @@ def measure_overhead(c: Contender, run: Any, api: str, reps: int) -> float:
     body = minimal_stream(api)
     chunks = [body]
     run(body, chunks)
-    return statistics.median(timed(run, body, chunks)[0] for _ in range(max(reps, 9)))
+    times: list[float] = [timed(run, body, chunks)[0] for _ in range(max(reps, 9))]
+    return statistics.median(times)
 
 
 # ---------------------------------------------------------------------------
@@ -317,7 +318,9 @@ def report(
 ) -> str:
     labels = {c.key: c.label for c in contenders}
     out: list[str] = []
-    h = (lambda s: f"\n### {s}\n") if markdown else (lambda s: f"\n== {s} ==")
+
+    def h(title: str) -> str:
+        return f"\n### {title}\n" if markdown else f"\n== {title} =="
 
     out.append(h("streamnorm against the floor (time ratio; lower is better)"))
     body = []
@@ -408,12 +411,12 @@ def report(
             cells.append(f"{med:.2f} {'met' if med <= TARGET_FLOOR else 'NOT met'}")
         else:
             cells.append("—")
-        for row, goal in ((text, TARGET_SDK_TEXT), (tool, TARGET_SDK_TOOL)):
+        for found, goal in ((text, TARGET_SDK_TEXT), (tool, TARGET_SDK_TOOL)):
             parts = []
             for key in SDK_KEYS:
-                if row is None or key not in row.times or key in row.problems:
+                if found is None or key not in found.times or key in found.problems:
                     continue
-                med = statistics.median(row.ratios(key, "streamnorm"))
+                med = statistics.median(found.ratios(key, "streamnorm"))
                 parts.append(f"{key} {med:.1f}x {'met' if med >= goal else 'NOT met'}")
             cells.append("; ".join(parts) or "—")
         body.append(cells)
@@ -547,7 +550,7 @@ def cprofile_shares(api: str, wl: Workload) -> tuple[dict[str, float], list[tupl
     prof.enable()
     runner(wl.bodies[0], wl.chunks[0])
     prof.disable()
-    stats: Any = pstats.Stats(prof).stats
+    stats: Any = vars(pstats.Stats(prof))["stats"]  # (not in the type stubs)
     shares: dict[str, float] = defaultdict(float)
     funcs: list[tuple[str, float]] = []
     for (filename, line, fn), (_cc, _nc, tt, _ct, callers) in stats.items():

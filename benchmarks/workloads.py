@@ -657,7 +657,8 @@ def _write(api: str, name: str, size: int, seed: int) -> _Writer:
     else:
         raise ValueError(name)
     w.end()
-    return w
+    writer: _Writer = w
+    return writer
 
 
 def synthetic_workload(api: str, name: str, size: int = 5 * MB, seed: int = 1) -> Workload:
@@ -676,7 +677,8 @@ def minimal_stream(api: str) -> bytes:
     w.begin()
     w.text(w.size + 1)
     w.end()
-    return w.body()
+    body: bytes = w.body()
+    return body
 
 
 def fixture_workload(api: str, seed: int = 1) -> Workload | None:

@@ -27,7 +27,7 @@ import atexit
 import sys
 from pathlib import Path
 
-import atheris
+import atheris  # type: ignore[import-untyped]
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

@@ -90,7 +90,7 @@ def test_a_failure_reports_seed_and_minimal_reproducer(monkeypatch: pytest.Monke
     """The report of a broken rule: seed, replay command, minimised bytes."""
     import fuzz.run
 
-    real = fuzz.run.check
+    real = vars(fuzz.run)["check"]  # the name fuzz.run calls, patched below
 
     def strict(data: bytes, api: str = "auto", options: Any = None, **kw: Any) -> Any:
         if b"ping" in data:
@@ -344,7 +344,9 @@ LINEAR_CASES = {
 def test_reasoning_details_signature_is_brought_up_to_date_at_the_end() -> None:
     """The signature written lazily still holds every merged entry."""
     events = run_bytes(_signed_reasoning_details(3), "openai-completions")
-    (block,) = terminal(events).content
+    end = terminal(events)
+    assert isinstance(end, Done)
+    (block,) = end.content
     assert isinstance(block, ThinkingBlock) and block.thinking == "thinking" * 3
     merged = [{"type": "reasoning.text", "index": 0, "text": "thinking" * 3, "signature": "SIG"}]
     assert block.signature is not None and json.loads(block.signature) == merged
@@ -353,7 +355,9 @@ def test_reasoning_details_signature_is_brought_up_to_date_at_the_end() -> None:
 
 
 def test_executed_tools_block_holds_every_entry() -> None:
-    (block,) = terminal(run_bytes(_executed_tools(3), "openai-completions")).content
+    end = terminal(run_bytes(_executed_tools(3), "openai-completions"))
+    assert isinstance(end, Done)
+    (block,) = end.content
     assert isinstance(block, ProviderBlock) and block.kind == "executed_tools"
     assert [e["index"] for e in block.data["executed_tools"]] == [0, 1, 2]
 
@@ -374,7 +378,9 @@ def test_compaction_delta_for_a_content_that_is_not_text() -> None:
     events = run_bytes(data, "anthropic-messages")
     kinds = [e.kind for e in events if isinstance(e, NormalizationError)]
     assert kinds == ["unknown_delta", "missing_stop_reason"]
-    first, second = terminal(events).content
+    end = terminal(events)
+    assert isinstance(end, Done)
+    first, second = end.content
     assert isinstance(first, ProviderBlock) and first.data["content"] == {"a": 1}
     assert isinstance(second, ProviderBlock) and second.data["content"] == "abc"
     check(data, "anthropic-messages")
