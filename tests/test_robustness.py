@@ -412,3 +412,22 @@ def test_diagnostics_before_the_start_follow_it() -> None:
     # Without any Start, they precede the terminal Error.
     events = run_bytes(_sse('{"type":"ping"}', "{not json"), "anthropic-messages")
     assert [type(e) for e in events] == [NormalizationError, Error]
+
+
+def test_payload_mutation_too_deep_to_write_leaves_the_block(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A mutated payload nested past what ``json.dumps`` can write is left as
+    it was: the generator must not raise (atheris found one)."""
+    import random
+
+    import fuzz.mutate as mutate
+
+    def too_deep(value: Any, rng: Any = None) -> str:
+        raise RecursionError("maximum recursion depth exceeded while encoding a JSON object")
+
+    monkeypatch.setattr(mutate, "dumps", too_deep)
+    block = b'data: {"type":"ping"}\n\n'
+    stream = mutate._Stream("anthropic-messages", [block])
+    assert mutate._m_payload(stream, random.Random(1)) == "payload(too deep)"
+    assert stream.blocks == [block]
