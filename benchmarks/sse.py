@@ -44,6 +44,8 @@ except ImportError:  # running from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
     from streamnorm.sse import SSEDecoder
 
+from workloads import chunked  # (this folder: seeded 1-4 KiB chunks, as run.py cuts them)
+
 WORDS = [
     "the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "with", "was", "on", "be",
     "by", "this", "are", "or", "from", "at", "an", "function", "return", "value", "stream",
@@ -120,17 +122,6 @@ def build_api_stream(target: int = 5_000_000, *, seed: int = 7) -> bytes:
     return b"".join(parts)
 
 
-def cut(body: bytes, *, lo: int = 1024, hi: int = 4096, seed: int = 11) -> list[bytes]:
-    rng = random.Random(seed)
-    chunks: list[bytes] = []
-    i = 0
-    while i < len(body):
-        n = rng.randint(lo, hi)
-        chunks.append(body[i : i + n])
-        i += n
-    return chunks
-
-
 def median_times(fns: Sequence[Callable[[], object]], repeat: int) -> list[float]:
     """Median CPU seconds of each function, run in turn so that load changes hit all."""
     times: list[list[float]] = [[] for _ in fns]
@@ -172,7 +163,7 @@ def httpx_sse_all(chunks: list[bytes]) -> int:
 def throughput(title: str, lf_body: bytes, repeat: int) -> float:
     """Print the throughput table; return the ratio of SSEDecoder to the floor on LF."""
     crlf_body = lf_body.replace(b"\n", b"\r\n")
-    lf_chunks, crlf_chunks = cut(lf_body), cut(crlf_body)
+    lf_chunks, crlf_chunks = chunked(lf_body, 11), chunked(crlf_body, 11)
     rows: list[tuple[str, int, Callable[[], object]]] = [
         ("floor: body.split(b'\\n\\n')", len(lf_body), lambda: lf_body.split(b"\n\n")),
         ("SSEDecoder, LF", len(lf_body), lambda: decode_all(lf_chunks)),

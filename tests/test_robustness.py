@@ -431,3 +431,12 @@ def test_payload_mutation_too_deep_to_write_leaves_the_block(
     stream = mutate._Stream("anthropic-messages", [block])
     assert mutate._m_payload(stream, random.Random(1)) == "payload(too deep)"
     assert stream.blocks == [block]
+
+
+def test_as_counts_is_as_int_of_each() -> None:
+    from streamnorm.providers.base import as_counts, as_int
+
+    valid = (0, 1, 2**63 - 1)
+    junk = (2**63, True, -1, 1.5, "3", None)
+    assert as_counts(*valid) == valid
+    assert as_counts(*valid, *junk) == tuple(map(as_int, (*valid, *junk)))

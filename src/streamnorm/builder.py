@@ -317,7 +317,8 @@ class MessageBuilder:
     def append_text(self, key: Hashable, delta: str) -> None:
         block = self._keys.get(key)
         if block is not None and block.kind == _TEXT and not block.ended and delta:
-            # The hot path of every text-heavy stream: two appends.
+            # The hot path of every text-heavy stream: two appends. (_add_part,
+            # inlined: the call alone is ~2 % of a text event.)
             parts = block.parts
             parts.append(delta)
             if len(parts) - block.folded >= _FOLD_PARTS:

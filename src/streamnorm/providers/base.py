@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 from ..builder import MessageBuilder, StopTable
 
-__all__ = ["MAX_COUNT", "Decoder", "as_dict", "as_int", "as_list", "as_str"]
+__all__ = ["MAX_COUNT", "Decoder", "as_counts", "as_dict", "as_int", "as_list", "as_str"]
 
 
 class Decoder:
@@ -71,3 +71,12 @@ def as_int(value: Any) -> int:
     """A non-negative token count; bools, floats and junk (including counts
     of 2**63 and more) count as 0."""
     return value if type(value) is int and 0 < value < MAX_COUNT else 0
+
+
+def as_counts(*values: Any) -> tuple[int, ...]:
+    """`as_int` of each value. For a usage object sent with every chunk: the
+    values are nearly always valid already, and one loop of checks says so."""
+    for value in values:
+        if type(value) is not int or not 0 <= value < MAX_COUNT:
+            return tuple(map(as_int, values))
+    return values

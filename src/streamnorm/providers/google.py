@@ -21,7 +21,7 @@ from typing import Any
 from .._json import dumps_compact
 from ..builder import MessageBuilder
 from ..messages import StopReason, Usage
-from .base import MAX_COUNT, Decoder, as_dict, as_int, as_list, as_str
+from .base import Decoder, as_counts, as_dict, as_list, as_str
 
 __all__ = ["GoogleDecoder"]
 
@@ -62,27 +62,16 @@ def to_usage(raw: dict[str, Any]) -> Usage:
     """``usageMetadata`` → ``Usage`` (§4.4): the prompt count includes cached
     tokens; thoughts are reported beside the candidates, not inside them.
 
-    Gemini sends one with every chunk, so the counts are read with
-    ``dict.get`` and checked in one expression; only junk goes through
-    `as_int`, to the same result."""
+    Gemini sends one with every chunk: the counts are checked together
+    (`as_counts`)."""
     get = raw.get
-    cached = get("cachedContentTokenCount", 0)
-    thoughts = get("thoughtsTokenCount", 0)
-    prompt = get("promptTokenCount", 0)
-    tool_prompt = get("toolUsePromptTokenCount", 0)
-    candidates = get("candidatesTokenCount", 0)
-    if not (
-        type(cached) is type(thoughts) is type(prompt) is type(tool_prompt) is int
-        and type(candidates) is int
-        and 0 <= cached < MAX_COUNT
-        and 0 <= thoughts < MAX_COUNT
-        and 0 <= prompt < MAX_COUNT
-        and 0 <= tool_prompt < MAX_COUNT
-        and 0 <= candidates < MAX_COUNT
-    ):
-        cached, thoughts, prompt, tool_prompt, candidates = map(
-            as_int, (cached, thoughts, prompt, tool_prompt, candidates)
-        )
+    cached, thoughts, prompt, tool_prompt, candidates = as_counts(
+        get("cachedContentTokenCount", 0),
+        get("thoughtsTokenCount", 0),
+        get("promptTokenCount", 0),
+        get("toolUsePromptTokenCount", 0),
+        get("candidatesTokenCount", 0),
+    )
     prompt += tool_prompt
     return Usage.of(
         prompt - cached if prompt > cached else 0, candidates + thoughts, cached, 0, thoughts, raw
@@ -173,9 +162,7 @@ class GoogleDecoder(Decoder):
                 message = as_str(candidate.get("finishMessage")) or None
                 self.b.set_stop_reason(finish, error_reason=message)
         usage = payload.get("usageMetadata")
-        if type(usage) is dict and (
-            usage != self._usage_raw or not _same_json(usage, self._usage_raw)
-        ):
+        if type(usage) is dict and not _same_json(usage, self._usage_raw):
             # Gemini repeats usageMetadata on every chunk, mostly unchanged:
             # an identical snapshot would change nothing.
             self._usage_raw = usage

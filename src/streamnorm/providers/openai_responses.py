@@ -470,7 +470,7 @@ class OpenAIResponsesDecoder(Decoder):
 
     def _arguments_key(self, payload: dict[str, Any]) -> Key | None:
         index = payload.get("output_index")
-        key = ("item", index if type(index) is int else self._output_index(payload))
+        key = _item_key(index if type(index) is int else self._output_index(payload))
         kind = self.b.kind(key)
         if kind is None or kind == "toolcall":
             return key  # an unknown block is reported by the builder
