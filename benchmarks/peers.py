@@ -28,11 +28,24 @@ from typing import Any
 
 import orjson
 
-from streamnorm import StreamNormalizer, TextBlock, ThinkingBlock, ToolCallBlock
+from streamnorm import (
+    StreamNormalizer,
+    TextBlock,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
+    ToolCallBlock,
+    ToolCallDelta,
+    Usage,
+    UsageUpdate,
+)
+from streamnorm.events import text_delta, thinking_delta, tool_call_delta, usage_update
 
 __all__ = ["CONTENDERS", "Contender", "View", "floor_events"]
 
 Run = Callable[[bytes, list[bytes]], Any]
+#: How to build one event again: a constructor and its arguments.
+Recipe = tuple[Callable[..., Any], tuple[Any, ...]]
 
 ANTHROPIC, RESPONSES, COMPLETIONS, GOOGLE = (
     "anthropic-messages",
@@ -73,6 +86,9 @@ class Contender:
 
     def prepare(self, api: str) -> Run:
         raise NotImplementedError
+
+    def prime(self, api: str, body: bytes, chunks: list[bytes]) -> None:
+        """Untimed work a stream needs before its runs are timed (default: none)."""
 
     def view(self, api: str, result: Any) -> View:
         return View()
@@ -131,6 +147,78 @@ class Floor(Contender):
             return n
 
         return run
+
+
+class FloorAndOutput(Floor):
+    """The orjson floor, then the canonical events streamnorm emits for the
+    same stream, built the way its builder builds them (the same fast
+    constructors; a fresh ``Usage`` for each ``UsageUpdate``).
+
+    What any pure-Python normalizer spends at the least, before it has read a
+    chunk, kept any state or joined any text: it shows how much of the floor
+    budget the output objects alone take. The events of each stream are
+    listed untimed, by :meth:`prime`.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(
+            "floor-output",
+            "floor-orjson + streamnorm's output events (each built as its builder builds it)",
+            "orjson",
+        )
+        self.recipes: dict[bytes, list[Recipe]] = {}
+
+    def prime(self, api: str, body: bytes, chunks: list[bytes]) -> None:
+        if body not in self.recipes:
+            self.recipes[body] = _output_recipe(api, chunks)
+
+    def prepare(self, api: str) -> Run:
+        floor = super().prepare(api)
+
+        def run(body: bytes, chunks: list[bytes]) -> int:
+            recipe = self.recipes.get(body)
+            if recipe is None:  # a stream not primed (a warm-up run)
+                self.prime(api, body, chunks)
+                recipe = self.recipes[body]
+            n: int = floor(body, chunks)
+            for make, args in recipe:
+                make(*args)
+            return n
+
+        return run
+
+
+def _usage_event(usage: Usage) -> UsageUpdate:
+    return usage_update(
+        Usage.of(
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cache_read_tokens,
+            usage.cache_write_tokens,
+            usage.reasoning_tokens,
+            usage.raw,
+        )
+    )
+
+
+def _output_recipe(api: str, chunks: list[bytes]) -> list[Recipe]:
+    """How to build again each delta and usage event streamnorm emits for
+    ``chunks`` (the few start, end and terminal events are left out)."""
+    n = StreamNormalizer(api)
+    events = [e for chunk in chunks for e in n.feed(chunk)] + n.flush()
+    recipe: list[Recipe] = []
+    for e in events:
+        if isinstance(e, TextDelta):
+            recipe.append((text_delta, (e.index, e.delta)))
+        elif isinstance(e, ThinkingDelta):
+            recipe.append((thinking_delta, (e.index, e.delta, e.signature)))
+        elif isinstance(e, ToolCallDelta):
+            recipe.append(
+                (tool_call_delta, (e.index, e.id, e.name, e.raw_json_delta, e.buffer, e.end))
+            )
+        elif isinstance(e, UsageUpdate):
+            recipe.append((_usage_event, (e.usage,)))
+    return recipe
 
 
 # ---------------------------------------------------------------------------
@@ -618,6 +706,7 @@ class LiteLLM(Contender):
 CONTENDERS: list[Contender] = [
     Floor("floor-orjson", 'floor: split(b"\\n\\n") + orjson.loads', "orjson"),
     Floor("floor-jiter", 'floor: split(b"\\n\\n") + jiter.from_json', "jiter"),
+    FloorAndOutput(),
     Streamnorm(),
     AnthropicStream(),
     OpenAIResponses(),
