@@ -7,7 +7,7 @@ import json
 import random
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -82,6 +82,22 @@ def compact(value: Any) -> str:
 
 def diagnostics(events: list[Event]) -> list[NormalizationError]:
     return [e for e in events if isinstance(e, NormalizationError)]
+
+
+_B = TypeVar("_B", TextBlock, ThinkingBlock, ToolCallBlock, ProviderBlock)
+
+
+def block_at(end: Done | Error, index: int, kind: type[_B]) -> _B:
+    """Block ``index`` of the final message, asserted to be a ``kind``."""
+    block = end.message.content[index]
+    assert isinstance(block, kind), block
+    return block
+
+
+def signature_json(block: TextBlock | ThinkingBlock | ToolCallBlock) -> Any:
+    """A block's signature parsed as JSON; the block must have one."""
+    assert block.signature is not None, block
+    return json.loads(block.signature)
 
 
 def kind_of(block: Any) -> str:
@@ -230,6 +246,7 @@ def test_function_call() -> None:
 def test_function_call_parallel() -> None:
     events, end = outcome("function-call-parallel")
     first, second = end.message.content
+    assert isinstance(first, ToolCallBlock) and isinstance(second, ToolCallBlock)
     assert (first.id, first.name, first.raw_arguments, first.arguments) == (
         "call_sKC7OABqf2A2PTLCm0CLeRWV",
         "secret_retrieval_tool",
@@ -246,6 +263,7 @@ def test_function_call_parallel() -> None:
     assert second.signature == '{"id":"fc_0c3b09d20eedf2d30068f966bafd288190a9045fdc554de6d5"}'
     assert first.error is None and second.error is None
     for index, block in enumerate(end.message.content):
+        assert isinstance(block, ToolCallBlock)
         streamed = "".join(
             e.raw_json_delta for e in events if isinstance(e, ToolCallDelta) and e.index == index
         )
@@ -256,6 +274,7 @@ def test_function_call_parallel() -> None:
 def test_reasoning_encrypted_function_call() -> None:
     events, end = outcome("reasoning-encrypted-function-call")
     thinking, call = end.message.content
+    assert isinstance(thinking, ThinkingBlock) and isinstance(call, ToolCallBlock)
     (done_item,) = [
         p["item"]
         for p in wire_of("reasoning-encrypted-function-call", "response.output_item.done")
@@ -264,7 +283,7 @@ def test_reasoning_encrypted_function_call() -> None:
     assert thinking.thinking == ""
     # The whole item of output_item.done, compact, in wire key order.
     assert thinking.signature == compact(done_item)
-    signed = json.loads(thinking.signature)
+    signed = signature_json(thinking)
     assert signed["id"] == "rs_0050471a34b36ae60068c97bac4dcc819595fd0f80d6b3c405"
     # The item's three copies carry three different tokens; the done one is kept.
     assert signed["encrypted_content"].startswith("gAAAAABoyXvxI6jwG5j6rvTG")
@@ -273,7 +292,8 @@ def test_reasoning_encrypted_function_call() -> None:
     sig_events = [e for e in events if isinstance(e, ThinkingDelta) and e.signature]
     assert [(e.index, e.delta, e.signature) for e in sig_events] == [(0, "", thinking.signature)]
     position = events.index(sig_events[0])
-    assert isinstance(events[position + 1], BlockEnd) and events[position + 1].index == 0
+    after = events[position + 1]
+    assert isinstance(after, BlockEnd) and after.index == 0
     assert call.id == "call_CWXgs68YprAjp6t0371hiPOI"
     assert call.name == "final_result"
     assert call.raw_arguments == '{"result":6666}' and call.arguments == {"result": 6666}
@@ -284,6 +304,7 @@ def test_reasoning_encrypted_function_call() -> None:
 def test_reasoning_summary_text_parts_joined_by_blank_line() -> None:
     events, end = outcome("reasoning-summary-text")
     thinking, text = end.message.content
+    assert isinstance(thinking, ThinkingBlock)
     summaries = [
         p["text"] for p in wire_of("reasoning-summary-text", "response.reasoning_summary_text.done")
     ]
@@ -298,7 +319,7 @@ def test_reasoning_summary_text_parts_joined_by_blank_line() -> None:
     deltas = [e.delta for e in events if isinstance(e, ThinkingDelta) and e.index == 0]
     assert deltas.count("\n\n") == 2
     assert "".join(deltas) == thinking.thinking
-    signed = json.loads(thinking.signature)
+    signed = signature_json(thinking)
     assert [s["text"] for s in signed["summary"]] == summaries
     assert text == TextBlock("3", '{"id":"msg_0a1097cbfef27a8c00696afa33407081969902b1b1da52f678"}')
 
@@ -328,11 +349,12 @@ def test_refusal_is_its_own_text_block() -> None:
 def test_openrouter_reasoning_text_interleaved_and_done() -> None:
     events, end = outcome("host-openrouter-reasoning-text")
     thinking, text = end.message.content
+    assert isinstance(thinking, ThinkingBlock) and isinstance(text, TextBlock)
     assert thinking.thinking == (
         'The user asks: "What is 2+2?" They expect a straightforward answer: 4. Just answer 4.'
     )
     # The id of output_item.done; response.completed reports another one.
-    assert json.loads(thinking.signature)["id"] == "rs_tmp_2kbe7x16sax"
+    assert signature_json(thinking)["id"] == "rs_tmp_2kbe7x16sax"
     assert text.text == "4" and text.signature == '{"id":"msg_tmp_8cjof4f6zpw"}'
     # The message ends while the reasoning item is still open.
     ends = [e.index for e in events if isinstance(e, BlockEnd)]
@@ -345,6 +367,8 @@ def test_openrouter_reasoning_text_interleaved_and_done() -> None:
 def test_lmstudio_values_only_in_done_events() -> None:
     events, end = outcome("host-lmstudio-reasoning-tool-call")
     thinking, text, call = end.message.content
+    assert isinstance(thinking, ThinkingBlock) and isinstance(text, TextBlock)
+    assert isinstance(call, ToolCallBlock)
     assert thinking.thinking.startswith("The user is asking for the weather in San Francisco.")
     assert thinking.thinking.endswith(
         "so I have all the required information to make the function call."
@@ -362,6 +386,7 @@ def test_lmstudio_values_only_in_done_events() -> None:
     deltas = [e.raw_json_delta for e in events if isinstance(e, ToolCallDelta)]
     assert deltas == ["", '{"location":"San Francisco"}']
     for index, block in enumerate(end.message.content[:2]):
+        assert isinstance(block, (TextBlock, ThinkingBlock))
         streamed = "".join(
             e.delta
             for e in events
@@ -374,6 +399,7 @@ def test_lmstudio_values_only_in_done_events() -> None:
 def test_deepseek_reasoning_text_and_arguments() -> None:
     _, end = outcome("host-deepseek-reasoning-function-call")
     thinking, call = end.message.content
+    assert isinstance(thinking, ThinkingBlock) and isinstance(call, ToolCallBlock)
     assert thinking.thinking == "The user asks about temperature in Tokyo. I'll call the tool."
     assert (call.id, call.name, call.arguments) == (
         "call_00_xjY8Z2BvSlzgEmmw0DtH0464",
@@ -386,7 +412,7 @@ def test_deepseek_reasoning_text_and_arguments() -> None:
 @needs_fixtures
 def test_mcp_list_tools_missing_done_completed_from_response() -> None:
     events, end = outcome("mcp-list-tools-missing-done")
-    lists = end.message.content[:3]
+    lists = [block_at(end, index, ProviderBlock) for index in range(3)]
     final_output = wire_of("mcp-list-tools-missing-done", "response.completed")[0]["response"][
         "output"
     ]
@@ -399,7 +425,7 @@ def test_mcp_list_tools_missing_done_completed_from_response() -> None:
     ends = {e.index: i for i, e in enumerate(events) if isinstance(e, BlockEnd)}
     assert sorted(ends) == [0, 1, 2, 3]
     assert ends[2] < ends[3] < ends[0] < ends[1] < done_at
-    assert end.message.content[3].text.startswith(
+    assert block_at(end, 3, TextBlock).text.startswith(
         "Here are the available tools from each connected MCP server:"
     )
 
@@ -423,6 +449,7 @@ def test_max_output_tokens_incomplete() -> None:
     assert end.stop_reason is StopReason.LENGTH
     assert end.message.raw_stop_reason == "max_output_tokens"
     (text,) = end.message.content
+    assert isinstance(text, TextBlock)
     assert text.text.startswith("Sure! Here is a list of all 50 U.S. states:\n\n1. Alabama\n")
     assert text.text.endswith("8. Delaware\n9. Florida")
     assert (end.usage.input_tokens, end.usage.output_tokens) == (14, 50)
@@ -432,7 +459,10 @@ def test_max_output_tokens_incomplete() -> None:
 @needs_fixtures
 def test_shell_tool_container_text_mismatch() -> None:
     events, end = outcome("shell-tool-container")
+    assert isinstance(end, Done)
     shell, output, text = end.message.content
+    assert isinstance(shell, ProviderBlock) and isinstance(output, ProviderBlock)
+    assert isinstance(text, TextBlock)
     done_text = wire_of("shell-tool-container", "response.output_text.done")[0]["text"]
     assert len(done_text) == 190
     streamed = "".join(e.delta for e in events if isinstance(e, TextDelta))
@@ -448,12 +478,15 @@ def test_shell_tool_container_text_mismatch() -> None:
 @needs_fixtures
 def test_phase_commentary_in_text_signature() -> None:
     _, end = outcome("phase-commentary")
+    assert isinstance(end, Done)
     thinking, text, call = end.message.content
+    assert isinstance(thinking, ThinkingBlock) and isinstance(text, TextBlock)
+    assert isinstance(call, ToolCallBlock)
     assert text.text == "I’ll check the capital lookup tool for “PotatoLand.”"
     assert text.signature == (
         '{"id":"msg_0fabc13af1ee0049006a691dfebdc881a1ae18d027c313d8ce","phase":"commentary"}'
     )
-    assert json.loads(thinking.signature)["encrypted_content"].startswith("gAAAAABqaR3-pGgSyJcP")
+    assert signature_json(thinking)["encrypted_content"].startswith("gAAAAABqaR3-pGgSyJcP")
     assert (call.id, call.name, call.arguments) == (
         "call_LabG58Uhrq9kZvR52BYKjToD",
         "get_capital",
@@ -466,6 +499,8 @@ def test_phase_commentary_in_text_signature() -> None:
 def test_tool_search_namespace_in_signature() -> None:
     _, end = outcome("tool-search")
     search, found, call = end.message.content
+    assert isinstance(search, ProviderBlock) and isinstance(found, ProviderBlock)
+    assert isinstance(call, ToolCallBlock)
     assert search.data["arguments"] == {"paths": ["get_exchange_rate"]}
     assert found.data["tools"][0]["name"] == "get_exchange_rate"
     assert call.signature == (
@@ -483,6 +518,7 @@ def test_background_resume_starting_after() -> None:
     )
     assert not diagnostics(events)
     (text,) = end.message.content
+    assert isinstance(text, TextBlock)
     assert text.text == "2 + 2 equals 4."
     assert "".join(e.delta for e in events if isinstance(e, TextDelta)) == "2 + 2 equals 4."
 
@@ -498,6 +534,7 @@ def test_background_queued() -> None:
 def test_file_search_citations() -> None:
     _, end = outcome("file-search")
     search, text = end.message.content
+    assert isinstance(search, ProviderBlock) and isinstance(text, TextBlock)
     assert search.data["queries"] == ["What is the capital of France?"]
     assert text.text == "The capital of France is Paris."
     assert text.citations == (
@@ -513,7 +550,7 @@ def test_file_search_citations() -> None:
 @needs_fixtures
 def test_xai_web_search_citations_not_doubled() -> None:
     _, end = outcome("host-xai-web-search")
-    text = end.message.content[1]
+    text = block_at(end, 1, TextBlock)
     assert [c["url"] for c in text.citations] == [
         "https://en.wikipedia.org/wiki/XAI_%28company%29",
         "https://x.ai/company",
@@ -526,6 +563,7 @@ def test_xai_web_search_citations_not_doubled() -> None:
 @needs_fixtures
 def test_bedrock_mantle_cache_write_usage() -> None:
     _, end = outcome("host-bedrock-mantle-reasoning-text")
+    assert isinstance(end, Done)
     u = end.usage
     assert (u.input_tokens, u.cache_write_tokens, u.cache_read_tokens, u.output_tokens) == (
         115,
@@ -535,7 +573,8 @@ def test_bedrock_mantle_cache_write_usage() -> None:
     )
     assert u.reasoning_tokens == 10 and u.total_tokens == 190
     thinking, text = end.message.content
-    assert json.loads(thinking.signature)["encrypted_content"].startswith("rsn_5ZVrif4J0bXIqmWd")
+    assert isinstance(thinking, ThinkingBlock) and isinstance(text, TextBlock)
+    assert signature_json(thinking)["encrypted_content"].startswith("rsn_5ZVrif4J0bXIqmWd")
     assert text.text == "First tool result: `first result`\n\nSecond tool result: `second result`"
     assert text.signature == '{"id":"msg_b9dea558e8565c58afa798b4ee2589c0","phase":"final_answer"}'
 
@@ -543,25 +582,29 @@ def test_bedrock_mantle_cache_write_usage() -> None:
 @needs_fixtures
 def test_client_tools_count_as_tool_use() -> None:
     _, end = outcome("custom-tool-call")
+    assert isinstance(end, Done)
     (call,) = end.message.content
+    assert isinstance(call, ProviderBlock)
     assert call.data["input"] == "SELECT * FROM users WHERE age > 25"
     assert end.stop_reason is StopReason.TOOL_USE
     _, end = outcome("apply-patch-tool")
-    assert end.message.content[0].data["operation"]["diff"].startswith("+## Shopping Checklist")
+    assert isinstance(end, Done)
+    patch = block_at(end, 0, ProviderBlock)
+    assert patch.data["operation"]["diff"].startswith("+## Shopping Checklist")
     assert end.stop_reason is StopReason.TOOL_USE
 
 
 @needs_fixtures
 def test_server_tool_items_keep_their_final_state() -> None:
     _, end = outcome("web-search")
-    search = end.message.content[1]
+    search = block_at(end, 1, ProviderBlock)
     assert search.data["action"]["query"] == "weather: San Francisco, CA"
     _, end = outcome("image-generation")
-    image = end.message.content[1]
+    image = block_at(end, 1, ProviderBlock)
     assert image.data["status"] == "completed" and image.data["result"].startswith("UklGR")
-    assert end.message.content[2].text == ""
+    assert block_at(end, 2, TextBlock).text == ""
     _, end = outcome("mcp-server-tool")
-    call = end.message.content[2]
+    call = block_at(end, 2, ProviderBlock)
     assert call.data["name"] == "ask_question" and call.data["output"].startswith("The `pydant")
     assert "input" not in call.data  # mcp_call_arguments are progress, not accumulated
 
@@ -569,9 +612,9 @@ def test_server_tool_items_keep_their_final_state() -> None:
 @needs_fixtures
 def test_logprobs_and_structured_output_are_plain_text() -> None:
     _, end = outcome("structured-output-json")
-    json.loads(end.message.content[0].text)
+    json.loads(block_at(end, 0, TextBlock).text)
     events, end = outcome("logprobs")
-    assert end.message.content[0].text == "".join(
+    assert block_at(end, 0, TextBlock).text == "".join(
         e.delta for e in events if isinstance(e, TextDelta)
     )
 
@@ -640,7 +683,7 @@ def added(item: dict[str, Any], index: int = 0) -> dict[str, Any]:
     return {"type": "response.output_item.added", "output_index": index, "item": item}
 
 
-def item_done(item: dict[str, Any], index: int = 0) -> dict[str, Any]:
+def item_done(item: dict[str, Any] | None, index: int = 0) -> dict[str, Any]:
     return {"type": "response.output_item.done", "output_index": index, "item": item}
 
 
@@ -689,6 +732,7 @@ def test_azure_text_deltas_before_content_part_added() -> None:
     assert not diagnostics(events)
     assert end.message.content == (TextBlock("Hello!", '{"id":"msg_1"}'),)
     assert [e.delta for e in events if isinstance(e, TextDelta)] == ["Hel", "lo", "!"]
+    assert isinstance(end, Done)
     assert end.usage.input_tokens == 6 and end.usage.cache_read_tokens == 4
 
 
@@ -740,6 +784,7 @@ def test_encrypted_content_only_in_response_completed_is_backfilled() -> None:
     assert thinking == ThinkingBlock("Hm.", compact(final))
     # The block's end was emitted once, with the signature known then.
     (first_end,) = [e for e in events if isinstance(e, BlockEnd) and e.index == 0]
+    assert isinstance(first_end.block, ThinkingBlock)
     assert first_end.block.signature == compact(streamed)
     (note,) = diagnostics(events)
     assert note.kind == "backfilled_from_completed"
@@ -831,7 +876,7 @@ def test_arguments_mismatch_done_value_wins() -> None:
     )
     events = run_bytes(data)
     end = terminal(events)
-    assert end.message.content[0].arguments == {"b": 2}
+    assert block_at(end, 0, ToolCallBlock).arguments == {"b": 2}
     assert [d.kind for d in diagnostics(events)] == ["arguments_mismatch"]
 
 
@@ -846,7 +891,7 @@ def test_eager_arguments_at_added() -> None:
     )
     events = run_bytes(data)
     assert [e.raw_json_delta for e in events if isinstance(e, ToolCallDelta)] == ["", '{"a"', ":1}"]
-    assert terminal(events).message.content[0].arguments == {"a": 1}
+    assert block_at(terminal(events), 0, ToolCallBlock).arguments == {"a": 1}
 
 
 def test_shell_call_without_output_is_a_client_tool_call() -> None:
@@ -864,6 +909,7 @@ def test_shell_call_without_output_is_a_client_tool_call() -> None:
         completed([item]),
     )
     end = terminal(run_bytes(data))
+    assert isinstance(end, Done)
     assert end.stop_reason is StopReason.TOOL_USE
     assert end.message.content == (ProviderBlock(API, "shell_call", item),)
 
@@ -928,7 +974,7 @@ def test_response_incomplete_with_content_filter_and_open_tool_call() -> None:
     assert isinstance(end, Done)
     assert end.stop_reason is StopReason.CONTENT_FILTER
     assert end.message.raw_stop_reason == "content_filter"
-    call = end.message.content[0]
+    call = block_at(end, 0, ToolCallBlock)
     assert call.error == "incomplete" and call.raw_arguments == '{"a":1}'
 
 
@@ -990,6 +1036,7 @@ def test_error_event_with_top_level_fields() -> None:
     )
     events = run_bytes(data)
     end = terminal(events)
+    assert isinstance(end, Error)
     assert (end.kind, end.code, end.reason) == ("upstream", "rate_limit_exceeded", "Slow down")
 
 
@@ -1025,6 +1072,8 @@ def test_stream_resumed_mid_sequence_does_not_crash() -> None:
     assert kinds[0] == "missing_start"
     assert "delta_for_unknown_block" in kinds and "text_mismatch" in kinds
     text, thinking, tool = end.message.content
+    assert isinstance(text, TextBlock) and isinstance(thinking, ThinkingBlock)
+    assert isinstance(tool, ToolCallBlock)
     assert text.text == "head tail"
     assert thinking.thinking == "late"
     assert tool.arguments == {"a": 1}
@@ -1073,6 +1122,7 @@ def test_unknown_events_items_and_parts() -> None:
         ProviderBlock(API, "brand_new_item", odd),
         ProviderBlock(API, "output_audio", {"type": "output_audio", "data": "AAA"}),
     )
+    assert isinstance(end, Done)
     assert end.stop_reason is StopReason.STOP
 
 
@@ -1097,14 +1147,14 @@ def test_annotations_from_done_when_no_events_delivered_them() -> None:
         completed([item]),
     )
     end = terminal(run_bytes(data))
-    assert end.message.content[0].citations == (cite,)
+    assert block_at(end, 0, TextBlock).citations == (cite,)
 
 
 def test_no_event_lines_and_done_after_terminal() -> None:
     data = sse(CREATED, completed([message_item("ok")]), events=False) + b"data: [DONE]\n\n"
     events = run_bytes(data)
     end = terminal(events)
-    assert isinstance(end, Done) and end.message.content[0].text == "ok"
+    assert isinstance(end, Done) and block_at(end, 0, TextBlock).text == "ok"
 
 
 def test_empty_data_and_invalid_json_do_not_stop_the_stream() -> None:
@@ -1220,6 +1270,7 @@ def test_summary_part_done_checks_only_its_own_part() -> None:
     end = terminal(events)
     assert isinstance(end, Done)
     (thinking,) = end.message.content
+    assert isinstance(thinking, ThinkingBlock)
     assert thinking.thinking == "abcd\n\nefgh\n\nXYZ"
     streamed = "".join(e.delta for e in events if isinstance(e, ThinkingDelta))
     assert streamed == "abcd\n\nefgh\n\nxy"

@@ -367,6 +367,7 @@ def test_sdk_bug_incomplete_response_has_no_final_response() -> None:
     assert end.message.raw_stop_reason == response.incomplete_details.reason == "max_output_tokens"
     assert response.status == "incomplete"
     (text,) = end.message.content
+    assert isinstance(text, TextBlock)
     assert [t for t, _, _ in sdk_texts(response.output)] == [text.text]
     assert json.loads(text.signature or "{}") == {"id": response.output[0].id}
     assert canonical_usage(response.usage) == our_usage(end)
@@ -405,7 +406,9 @@ def test_encrypted_content_is_reissued_by_the_provider() -> None:
     final = sdk.final.output[0].encrypted_content
     assert len({added, done, final}) == 3
     _, end = ours(name)
-    signed = json.loads(end.message.content[0].signature or "{}")
+    thinking = end.message.content[0]
+    assert isinstance(thinking, ThinkingBlock)
+    signed = json.loads(thinking.signature or "{}")
     assert signed["encrypted_content"] == done
     assert signed["id"] == sdk.final.output[0].id
 
@@ -421,7 +424,9 @@ def test_sdk_keeps_streamed_text_that_output_text_done_replaced() -> None:
     streamed = "".join(e.delta for e in sdk.of_type("response.output_text.delta"))
     assert streamed == "".join(e.delta for e in events if isinstance(e, TextDelta))
     assert streamed == "The command ran successfully."
-    assert sdk.final.output_text == end.message.content[2].text
+    text = end.message.content[2]
+    assert isinstance(text, TextBlock)
+    assert sdk.final.output_text == text.text
     assert len(sdk.final.output_text) == 190
     assert [e.kind for e in _diagnostics(events)] == ["text_mismatch"]
 
@@ -482,4 +487,5 @@ def test_sdk_raises_without_terminal_event_and_we_report_truncation() -> None:
     assert "".join(e.delta for e in sdk.of_type("response.output_text.delta")) == "partial"
     end = terminal(run_bytes(data, API))
     assert isinstance(end, Error) and end.kind == "truncated"
-    assert [b.text for b in end.message.content] == ["partial"]
+    (text,) = end.message.content
+    assert isinstance(text, TextBlock) and text.text == "partial"
