@@ -165,6 +165,18 @@ def target_id(t: tuple[str, str, str]) -> str:
     return "/".join(t)
 
 
+def as_turn(message: Message) -> AssistantMessage:
+    """``message``, asserted to be an assistant turn."""
+    assert isinstance(message, AssistantMessage), message
+    return message
+
+
+def as_result(message: Message) -> ToolResultMessage:
+    """``message``, asserted to be a tool result."""
+    assert isinstance(message, ToolResultMessage), message
+    return message
+
+
 def tool_calls(messages: Sequence[Message]) -> list[tuple[int, ToolCallBlock]]:
     return [
         (i, b)
@@ -213,7 +225,9 @@ SIGS = st.sampled_from(
         "skip_thought_signature_validator",
     ]
 )
-ARGS = st.sampled_from([{}, {"q": 1}, {"path": "a\ud83d"}, {"k\udc00": ["v", {"n": "\ud83d"}]}])
+ARGS: st.SearchStrategy[dict[str, Any]] = st.sampled_from(
+    [{}, {"q": 1}, {"path": "a\ud83d"}, {"k\udc00": ["v", {"n": "\ud83d"}]}]
+)
 
 #: Issuers of random messages: each round-trip target, the same with an
 #: unknown host, and some that are never a target.

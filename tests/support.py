@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from streamnorm import Done, Error, Event
+from streamnorm import ContentBlock, Done, Error, Event, ToolCallBlock
 from streamnorm.normalizer import StreamNormalizer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -83,3 +83,29 @@ def terminal(events: Sequence[Event]) -> Done | Error:
 
 def final(data: bytes, api: str = "auto", **options: Any) -> Done | Error:
     return terminal(run_bytes(data, api, **options))
+
+
+def done(events: Sequence[Event]) -> Done:
+    """The terminal event, asserting it is a ``Done``."""
+    end = terminal(events)
+    assert isinstance(end, Done), end
+    return end
+
+
+def failed(events: Sequence[Event]) -> Error:
+    """The terminal event, asserting it is an ``Error``."""
+    end = terminal(events)
+    assert isinstance(end, Error), end
+    return end
+
+
+def final_done(data: bytes, api: str = "auto", **options: Any) -> Done:
+    """The ``Done`` that ends ``data``; fails on an ``Error``."""
+    return done(run_bytes(data, api, **options))
+
+
+def all_calls(blocks: Sequence[ContentBlock]) -> list[ToolCallBlock]:
+    """``blocks``, asserting every one is a tool call."""
+    calls = [b for b in blocks if isinstance(b, ToolCallBlock)]
+    assert len(calls) == len(blocks), blocks
+    return calls

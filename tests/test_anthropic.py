@@ -4,6 +4,8 @@ the edge cases of providers.md §9.1 that no fixture covers."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,7 +68,7 @@ def test_expectations_cover_every_fixture() -> None:
 
 @needs_fixtures
 @pytest.mark.parametrize("path", fixture_paths(API), ids=fixture_id)
-def test_fixture_outcome(path) -> None:
+def test_fixture_outcome(path: Path) -> None:
     end = final(path.read_bytes(), API)
     assert isinstance(end, Done), end
     raw, reason = EXPECTED_STOP[path.name]
@@ -251,7 +253,7 @@ def test_pause_turn_and_thinking_tokens() -> None:
 # Synthetic edge cases
 
 
-def sse(*payloads: dict | str, named: bool = True) -> bytes:
+def sse(*payloads: dict[str, Any] | str, named: bool = True) -> bytes:
     out = []
     for p in payloads:
         data = p if isinstance(p, str) else json.dumps(p)
@@ -271,15 +273,15 @@ START = {
 STOP = {"type": "message_stop"}
 
 
-def delta(index: int, **d: object) -> dict:
+def delta(index: int, **d: object) -> dict[str, Any]:
     return {"type": "content_block_delta", "index": index, "delta": d}
 
 
-def block(index: int, **b: object) -> dict:
+def block(index: int, **b: object) -> dict[str, Any]:
     return {"type": "content_block_start", "index": index, "content_block": b}
 
 
-def stop(reason: str | None, **usage: int) -> dict:
+def stop(reason: str | None, **usage: int) -> dict[str, Any]:
     return {"type": "message_delta", "delta": {"stop_reason": reason}, "usage": usage or None}
 
 

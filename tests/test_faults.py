@@ -17,7 +17,7 @@ import contextlib
 import json
 import random
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -338,6 +338,7 @@ def test_base_exceptions_and_thrown_exceptions_are_not_source_errors() -> None:
     with pytest.raises(KeyboardInterrupt):
         list(normalize(_failing(TEXT_STREAM[:CUT], KeyboardInterrupt())))
     gen = normalize([TEXT_STREAM])
+    assert isinstance(gen, Generator)
     next(gen)
     with pytest.raises(ValueError, match="consumer"):
         gen.throw(ValueError("consumer"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -46,7 +47,7 @@ def test_all_fixtures_are_found() -> None:
     assert len(ALL) == 110
 
 
-def _whole(path: Path) -> list[dict]:
+def _whole(path: Path) -> list[dict[str, Any]]:
     return dicts(run([path.read_bytes()], api_of(path)))
 
 

@@ -31,8 +31,11 @@ from streamnorm import (
 from streamnorm.normalizer import StreamNormalizer
 
 from .support import (
+    all_calls,
     dicts,
+    done,
     final,
+    final_done,
     fixture_id,
     fixture_paths,
     load,
@@ -505,7 +508,7 @@ def diagnostics(events: list[Any]) -> list[str]:
 def test_duplicate_call_id_without_signature_keeps_signature() -> None:
     first = {**call("f", args={"a": 1}, id="c1"), "thoughtSignature": "SIG"}
     repeat = call("f", args={"a": 1}, id="c1")
-    end = final(sse(chunk(first), chunk(repeat, finish="STOP")), API)
+    end = final_done(sse(chunk(first), chunk(repeat, finish="STOP")), API)
     assert end.content == (ToolCallBlock("c1", "f", {"a": 1}, '{"a":1}', "SIG"),)
     assert end.stop_reason is StopReason.TOOL_USE
 
@@ -514,13 +517,13 @@ def test_duplicate_call_id_supplies_a_missing_signature() -> None:
     first = call("f", args={}, id="c1")
     repeat = {**call("f", args={}, id="c1"), "thoughtSignature": "LATE"}
     events = events_of(sse(chunk(first, repeat, finish="STOP")))
-    assert terminal(events).content == (ToolCallBlock("c1", "f", {}, "{}", "LATE"),)
+    assert done(events).content == (ToolCallBlock("c1", "f", {}, "{}", "LATE"),)
 
 
 def test_calls_with_distinct_ids_stay_distinct() -> None:
-    end = final(sse(chunk(call("f", id="a"), call("f", id="b"), finish="STOP")), API)
-    assert [b.id for b in end.content] == ["a", "b"]
-    assert [b.raw_arguments for b in end.content] == ["{}", "{}"]
+    end = final_done(sse(chunk(call("f", id="a"), call("f", id="b"), finish="STOP")), API)
+    assert [b.id for b in all_calls(end.content)] == ["a", "b"]
+    assert [b.raw_arguments for b in all_calls(end.content)] == ["{}", "{}"]
 
 
 @pytest.mark.parametrize("reason", ["SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "OTHER"])
@@ -592,7 +595,7 @@ def test_unknown_finish_reason() -> None:
 
 def test_last_non_empty_finish_reason_wins() -> None:
     data = sse(chunk({"text": "a"}, finish="MAX_TOKENS"), chunk({"text": "b"}, finish=""))
-    end = final(data, API)
+    end = final_done(data, API)
     assert end.message.raw_stop_reason == "MAX_TOKENS" and end.content == (TextBlock("ab"),)
 
 
@@ -661,7 +664,7 @@ def test_data_without_space_after_colon() -> None:
     with_space = events_of(sse(*chunks))
     without = events_of(sse(*chunks, prefix=b"data:"))
     assert dicts(without) == dicts(with_space)
-    assert terminal(without).content == (TextBlock("Hello world"),)
+    assert done(without).content == (TextBlock("Hello world"),)
 
 
 def test_lf_framing_equals_crlf_framing() -> None:
@@ -670,7 +673,7 @@ def test_lf_framing_equals_crlf_framing() -> None:
 
 
 def _multi(index0: str, index1: str, finish: bool = False) -> dict[str, Any]:
-    cands = [
+    cands: list[dict[str, Any]] = [
         {"content": {"parts": [{"text": index0}]}},
         {"content": {"parts": [{"text": index1}]}, "index": 1},
     ]
@@ -682,8 +685,8 @@ def _multi(index0: str, index1: str, finish: bool = False) -> dict[str, Any]:
 
 def test_candidate_count_two_with_choice() -> None:
     data = sse(_multi("a", "x"), _multi("b", "y", finish=True))
-    zero = final(data, API)
-    one = final(data, API, choice=1)
+    zero = final_done(data, API)
+    one = final_done(data, API, choice=1)
     assert zero.content == (TextBlock("ab"),) and zero.stop_reason is StopReason.STOP
     assert one.content == (TextBlock("xy"),) and one.stop_reason is StopReason.LENGTH
 
@@ -704,8 +707,8 @@ def test_candidate_chunks_carrying_one_candidate_each() -> None:
             ]
         },
     )
-    assert final(data, API, choice=1).content == (TextBlock("xy"),)
-    assert final(data, API).content == (TextBlock("ab"),)
+    assert final_done(data, API, choice=1).content == (TextBlock("xy"),)
+    assert final_done(data, API).content == (TextBlock("ab"),)
 
 
 def test_partial_args_out_of_order_falls_back_to_the_final_tree() -> None:
@@ -722,7 +725,7 @@ def test_partial_args_out_of_order_falls_back_to_the_final_tree() -> None:
     )
     events = events_of(data)
     assert diagnostics(events) == ["partial_args_out_of_order"]
-    (block,) = terminal(events).content
+    (block,) = done(events).content
     assert isinstance(block, ToolCallBlock)
     assert block.arguments == {"a": {"x": 1, "y": True}, "b": "B", "c": [None]}
     assert block.raw_arguments == '{"a":{"x":1,"y":true},"b":"B","c":[null]}'
@@ -750,7 +753,7 @@ def test_partial_args_that_cannot_be_synthesised(entries: list[dict[str, Any]]) 
     )
     events = events_of(data)
     assert diagnostics(events) == ["partial_args_out_of_order"]
-    (block,) = terminal(events).content
+    (block,) = done(events).content
     assert isinstance(block, ToolCallBlock) and block.error is None
     assert json.loads(block.raw_arguments) == block.arguments
 
@@ -775,7 +778,7 @@ def test_partial_args_scalars_brackets_and_escapes() -> None:
     )
     events = events_of(data)
     assert diagnostics(events) == []
-    (block,) = terminal(events).content
+    (block,) = done(events).content
     assert isinstance(block, ToolCallBlock)
     expected = {"mode": "fast", "n": 2.5, "odd.key": [{"ok": False}, None], "q": 'say "hi"\né\\'}
     assert block.arguments == expected
@@ -822,7 +825,7 @@ def test_streamed_call_open_when_the_stream_is_cut() -> None:
 
 
 def test_streamed_call_without_values_has_empty_arguments() -> None:
-    end = final(
+    end = final_done(
         sse(
             chunk(call("f", willContinue=True)),
             chunk(call(willContinue=True)),
@@ -839,8 +842,8 @@ def test_named_part_closes_an_open_streamed_call() -> None:
         chunk(call(partialArgs=[{"jsonPath": "$.a", "numberValue": 1}], willContinue=True)),
         chunk(call("g", args={"b": 2}), finish="STOP"),
     )
-    end = final(data, API)
-    assert [(b.name, b.raw_arguments, b.error) for b in end.content] == [
+    end = final_done(data, API)
+    assert [(b.name, b.raw_arguments, b.error) for b in all_calls(end.content)] == [
         ("f", '{"a":1}', None),
         ("g", '{"b":2}', None),
     ]
@@ -851,7 +854,7 @@ def test_nameless_call_part_without_an_open_call() -> None:
         sse(chunk(call(partialArgs=[{"jsonPath": "$.a", "numberValue": 1}]), finish="STOP"))
     )
     assert diagnostics(events) == ["delta_for_unknown_block"]
-    assert terminal(events).content == ()
+    assert done(events).content == ()
 
 
 def test_thought_true_decides_thinking_not_the_signature() -> None:
@@ -862,7 +865,7 @@ def test_thought_true_decides_thinking_not_the_signature() -> None:
         chunk({"text": " rest"}, finish="STOP"),
     )
     events = events_of(data)
-    assert terminal(events).content == (
+    assert done(events).content == (
         ThinkingBlock("think more", "S1"),
         TextBlock("answer rest", "S2"),
     )
@@ -878,12 +881,12 @@ def test_signature_retention() -> None:
         chunk({"text": "c", "thoughtSignature": "S2"}),  # replaces
         chunk({"text": "", "thoughtSignature": ""}, finish="STOP"),
     )
-    assert final(data, API).content == (TextBlock("abc", "S2"),)
+    assert final_done(data, API).content == (TextBlock("abc", "S2"),)
 
 
 def test_empty_text_with_signature_after_a_call_opens_a_text_block() -> None:
     data = sse(chunk(call("f")), chunk({"text": "", "thoughtSignature": "S"}, finish="STOP"))
-    end = final(data, API)
+    end = final_done(data, API)
     assert kinds(end.content) == ["ToolCallBlock", "TextBlock"]
     assert end.content[1] == TextBlock("", "S")
     assert end.stop_reason is StopReason.TOOL_USE
@@ -895,7 +898,7 @@ def test_empty_text_without_signature_does_nothing() -> None:
         chunk({"text": ""}),
         chunk({"text": "", "thought": True}, finish="STOP"),
     )
-    assert final(data, API).content == (ThinkingBlock("t"),)
+    assert final_done(data, API).content == (ThinkingBlock("t"),)
 
 
 def test_other_parts_are_provider_blocks() -> None:
@@ -909,7 +912,7 @@ def test_other_parts_are_provider_blocks() -> None:
             finish="STOP",
         )
     )
-    end = final(data, API)
+    end = final_done(data, API)
     assert end.content == (
         TextBlock("see"),
         ProviderBlock(API, "inlineData", image),
@@ -925,7 +928,7 @@ def test_citation_metadata_goes_to_the_last_text_block() -> None:
         chunk({"text": " two"}, candidate={"citationMetadata": {"citationSources": sources}}),
         chunk({"text": ""}, finish="STOP", candidate={"citationMetadata": {}}),
     )
-    assert final(data, API).content == (TextBlock("one two", citations=tuple(sources)),)
+    assert final_done(data, API).content == (TextBlock("one two", citations=tuple(sources)),)
 
 
 def test_citation_metadata_after_the_text_block_ended() -> None:
@@ -935,7 +938,7 @@ def test_citation_metadata_after_the_text_block_ended() -> None:
         chunk(call("f"), finish="STOP"),
     )
     events = events_of(data)
-    end = terminal(events)
+    end = done(events)
     assert end.content[0] == TextBlock("cited", citations=tuple(sources))
     assert kinds(end.content) == ["TextBlock", "ToolCallBlock"]
 
@@ -949,7 +952,7 @@ def test_usage_cached_tokens_and_missing_fields() -> None:
         "totalTokenCount": 1070,
     }
     events = events_of(sse(chunk({"text": "x"}, finish="STOP", usageMetadata=usage)))
-    end = terminal(events)
+    end = done(events)
     # No candidatesTokenCount in the snapshot: it counts as 0.
     assert end.usage == Usage(250, 20, 800, 0, 20, 1070)
     assert end.usage.total_tokens == usage["totalTokenCount"]
@@ -968,7 +971,7 @@ def test_usage_snapshots_latest_wins() -> None:
     events = events_of(data)
     updates = [e.usage.output_tokens for e in events if type(e).__name__ == "UsageUpdate"]
     assert updates == [9, 0, 3]
-    assert terminal(events).usage.output_tokens == 3
+    assert done(events).usage.output_tokens == 3
 
 
 def test_start_and_requested_model() -> None:

@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -180,9 +180,13 @@ class _Server(ThreadingHTTPServer):
         if not isinstance(sys.exc_info()[1], ConnectionError):
             super().handle_error(request, client_address)
 
-    def url(self, mode: str, api: str, name: str) -> str:
+    def origin(self) -> str:
         host, port = self.server_address[:2]
-        return f"http://{host}:{port}/sse/{mode}/{api}/{name}"
+        assert isinstance(host, str)
+        return f"http://{host}:{port}"
+
+    def url(self, mode: str, api: str, name: str) -> str:
+        return f"{self.origin()}/sse/{mode}/{api}/{name}"
 
 
 @pytest.fixture(scope="module")
@@ -556,16 +560,28 @@ def test_requests_read_timeout_raises_when_asked(server: _Server) -> None:
 try:
     import openai
 except ImportError:  # pragma: no cover - the dev extra installs it
-    openai = None
+    HAVE_OPENAI = False
+else:
+    HAVE_OPENAI = True
 try:
     import anthropic
 except ImportError:  # pragma: no cover
-    anthropic = None
+    HAVE_ANTHROPIC = False
+else:
+    HAVE_ANTHROPIC = True
 
-needs_openai = pytest.mark.skipif(openai is None, reason="the openai SDK is not installed")
-needs_anthropic = pytest.mark.skipif(anthropic is None, reason="the anthropic SDK is not installed")
+if TYPE_CHECKING:
+    from anthropic.types import MessageParam
+    from openai.types.chat import ChatCompletionMessageParam
 
-MESSAGES = [{"role": "user", "content": "What's the weather in Paris?"}]
+needs_openai = pytest.mark.skipif(not HAVE_OPENAI, reason="the openai SDK is not installed")
+needs_anthropic = pytest.mark.skipif(
+    not HAVE_ANTHROPIC, reason="the anthropic SDK is not installed"
+)
+
+QUESTION = "What's the weather in Paris?"
+OPENAI_MESSAGES: list[ChatCompletionMessageParam] = [{"role": "user", "content": QUESTION}]
+ANTHROPIC_MESSAGES: list[MessageParam] = [{"role": "user", "content": QUESTION}]
 
 
 def _openai(server: _Server, mode: str, api: str, name: str, **kw: Any) -> Any:
@@ -604,7 +620,7 @@ def test_openai_sdk_chat_completions_with_streaming_response(server: _Server, wh
     name = _file(api, which)
     client = _openai(server, "chunked", api, name)
     with client.chat.completions.with_streaming_response.create(
-        model="gpt-4o", messages=MESSAGES, stream=True
+        model="gpt-4o", messages=OPENAI_MESSAGES, stream=True
     ) as raw:
         events = list(sn_sdk.iter_events(raw, api=api))
     assert as_dicts(events) == expected(source_bytes(api, name))
@@ -627,7 +643,7 @@ def test_openai_sdk_responses_with_streaming_response(server: _Server, which: st
 def test_openai_sdk_unread_stream_object(server: _Server) -> None:
     api = "openai-completions"
     client = _openai(server, "chunked", api, "sample")
-    stream = client.chat.completions.create(model="gpt-4o", messages=MESSAGES, stream=True)
+    stream = client.chat.completions.create(model="gpt-4o", messages=OPENAI_MESSAGES, stream=True)
     with stream:
         events = list(sn_sdk.iter_events(stream))
     assert as_dicts(events) == expected(source_bytes(api, "sample"))
@@ -655,11 +671,11 @@ async def test_openai_sdk_async_with_raw_response_and_stream(server: _Server) ->
         timeout=TIMEOUT,
     )
     raw = await client.chat.completions.with_raw_response.create(
-        model="m", messages=MESSAGES, stream=True
+        model="m", messages=OPENAI_MESSAGES, stream=True
     )
     events = [e async for e in sn_sdk.aiter_events(raw)]
     await raw.http_response.aclose()
-    stream = await client.chat.completions.create(model="m", messages=MESSAGES, stream=True)
+    stream = await client.chat.completions.create(model="m", messages=OPENAI_MESSAGES, stream=True)
     from_stream = [e async for e in sn_sdk.aiter_events(stream)]
     await client.close()
     assert as_dicts(events) == as_dicts(from_stream) == expected(source_bytes(api, "sample"))
@@ -677,7 +693,7 @@ async def test_openai_sdk_async(server: _Server, which: str) -> None:
         timeout=TIMEOUT,
     )
     async with client.chat.completions.with_streaming_response.create(
-        model="gpt-4o", messages=MESSAGES, stream=True
+        model="gpt-4o", messages=OPENAI_MESSAGES, stream=True
     ) as raw:
         events = [e async for e in sn_sdk.aiter_events(raw)]
     await client.close()
@@ -700,7 +716,7 @@ def test_openai_sdk_read_timeout(server: _Server) -> None:
     client = _openai(server, "stall", "openai-completions", "sample", timeout=timeout)
     started = time.monotonic()
     with client.chat.completions.with_streaming_response.create(
-        model="gpt-4o", messages=MESSAGES, stream=True
+        model="gpt-4o", messages=OPENAI_MESSAGES, stream=True
     ) as raw:
         events = list(sn_sdk.iter_events(raw))
     assert time.monotonic() - started < TIMEOUT
@@ -714,7 +730,7 @@ def test_anthropic_sdk_with_streaming_response(server: _Server, which: str) -> N
     name = _file(api, which)
     client = _anthropic(server, "chunked", name)
     with client.messages.with_streaming_response.create(
-        model="claude-sonnet-4-6", max_tokens=1024, messages=MESSAGES, stream=True
+        model="claude-sonnet-4-6", max_tokens=1024, messages=ANTHROPIC_MESSAGES, stream=True
     ) as raw:
         events = list(sn_sdk.iter_events(raw, api="anthropic"))
     assert as_dicts(events) == expected(source_bytes(api, name))
@@ -725,7 +741,7 @@ def test_anthropic_sdk_records_the_requested_model(server: _Server) -> None:
     # a proxy that serves "team-default" as claude-sonnet-4-6
     client = _anthropic(server, "chunked", "sample")
     with client.messages.with_streaming_response.create(
-        model="team-default", max_tokens=1024, messages=MESSAGES, stream=True
+        model="team-default", max_tokens=1024, messages=ANTHROPIC_MESSAGES, stream=True
     ) as raw:
         events = list(sn_sdk.iter_events(raw, model="team-default"))
     done = events[-1]
@@ -743,7 +759,7 @@ async def test_anthropic_sdk_async(server: _Server) -> None:
         timeout=TIMEOUT,
     )
     async with client.messages.with_streaming_response.create(
-        model="claude-sonnet-4-6", max_tokens=1024, messages=MESSAGES, stream=True
+        model="claude-sonnet-4-6", max_tokens=1024, messages=ANTHROPIC_MESSAGES, stream=True
     ) as raw:
         events = [e async for e in sn_sdk.aiter_events(raw)]
     await client.close()
@@ -754,7 +770,7 @@ async def test_anthropic_sdk_async(server: _Server) -> None:
 def test_anthropic_sdk_connection_cut(server: _Server) -> None:
     client = _anthropic(server, "cut", "sample")
     with client.messages.with_streaming_response.create(
-        model="claude-sonnet-4-6", max_tokens=1024, messages=MESSAGES, stream=True
+        model="claude-sonnet-4-6", max_tokens=1024, messages=ANTHROPIC_MESSAGES, stream=True
     ) as raw:
         events = list(sn_sdk.iter_events(raw))
     error = assert_truncated(events)
@@ -815,7 +831,9 @@ def test_chunk_events_from_openai_chat_chunk_objects(server: _Server, which: str
     api = "openai-completions"
     name = _file(api, which)
     client = _openai(server, "chunked", api, name)
-    with client.chat.completions.create(model="gpt-4o", messages=MESSAGES, stream=True) as stream:
+    with client.chat.completions.create(
+        model="gpt-4o", messages=OPENAI_MESSAGES, stream=True
+    ) as stream:
         chunks = list(stream)
     events = list(sn_sdk.iter_chunk_events(chunks))
     reference = list(normalize([source_bytes(api, name)]))
@@ -837,7 +855,7 @@ def test_chunk_events_from_openai_responses_event_objects(server: _Server) -> No
 def test_chunk_events_from_anthropic_event_objects(server: _Server) -> None:
     client = _anthropic(server, "chunked", "sample")
     with client.messages.create(
-        model="claude-sonnet-4-6", max_tokens=1024, messages=MESSAGES, stream=True
+        model="claude-sonnet-4-6", max_tokens=1024, messages=ANTHROPIC_MESSAGES, stream=True
     ) as stream:
         chunks = list(stream)
     events = list(sn_sdk.iter_chunk_events(chunks))
@@ -854,7 +872,7 @@ async def test_async_chunk_events(server: _Server) -> None:
         max_retries=0,
         timeout=TIMEOUT,
     )
-    stream = await client.chat.completions.create(model="m", messages=MESSAGES, stream=True)
+    stream = await client.chat.completions.create(model="m", messages=OPENAI_MESSAGES, stream=True)
     events = [e async for e in sn_sdk.aiter_chunk_events(stream)]
     await client.close()
     assert view(events) == view(list(normalize([source_bytes(api, "sample")])))
@@ -906,9 +924,8 @@ def test_chunk_events_from_google_genai_chunks(server: _Server) -> None:
     genai = pytest.importorskip("google.genai")
     types = pytest.importorskip("google.genai.types")
     api = "google-generative-ai"
-    host, port = server.server_address[:2]
     options = types.HttpOptions(
-        base_url=f"http://{host}:{port}/sse/chunked/{api}/sample/", timeout=int(TIMEOUT * 1000)
+        base_url=f"{server.origin()}/sse/chunked/{api}/sample/", timeout=int(TIMEOUT * 1000)
     )
     client = genai.Client(api_key="local-key", http_options=options)
     chunks = list(client.models.generate_content_stream(model="gemini-2.5-flash", contents="?"))

@@ -39,7 +39,7 @@ from streamnorm import (
 )
 from streamnorm.normalizer import DEFAULT_MAX_EVENT_BYTES, StreamNormalizer
 
-from .support import run, run_bytes, terminal
+from .support import done, failed, run, run_bytes, terminal
 
 MiB = 1024 * 1024
 API = "anthropic-messages"
@@ -100,7 +100,7 @@ def test_a_line_exactly_at_max_event_bytes_passes() -> None:
     limit = len(line) - 2  # the line without its terminator and blank line
     events = run_bytes(HEAD + line, API, max_event_bytes=limit)
     assert not any(isinstance(e, Error) for e in events[:-1])
-    assert terminal(events).kind == "truncated"  # no message_stop: only truncated
+    assert failed(events).kind == "truncated"  # no message_stop: only truncated
     events = run_bytes(HEAD + line, API, max_event_bytes=limit - 1)
     assert_limit(events, "max_event_bytes")
 
@@ -165,7 +165,7 @@ def nested(depth: int) -> str:
 
 def test_json_depth_default_boundary() -> None:
     ok = run_bytes(HEAD + sse(nested(512)), API)
-    assert terminal(ok).kind == "truncated"
+    assert failed(ok).kind == "truncated"
     end = assert_limit(run_bytes(HEAD + sse(nested(513)), API), "max_json_depth")
     assert end.message.content == (TextBlock("kept"),)
 
@@ -215,7 +215,7 @@ def _no_newline_body(total: int, pulled: list[int]) -> Iterator[bytes]:
 
 @pytest.mark.parametrize("limit", [8 * MiB, None], ids=["8MiB", "default-16MiB"])
 def test_a_1gb_body_without_newline_is_refused_in_bounded_memory(limit: int | None) -> None:
-    options = {} if limit is None else {"max_event_bytes": limit}
+    options: dict[str, Any] = {} if limit is None else {"max_event_bytes": limit}
     configured = limit or DEFAULT_MAX_EVENT_BYTES
     pulled = [0]
     events, peak = _traced(lambda: list(normalize(_no_newline_body(1024 * MiB, pulled), **options)))
@@ -458,10 +458,10 @@ def _adversarial(name: str, scale: int = 1) -> tuple[str, Callable[[Any, str], N
     assert name == "digits"
     text = '{"n": ' + "9" * (10_000 * scale) + ', "f": 1.' + "5" * (10_000 * scale) + "}"
 
-    def ok(block: Any, wire: str) -> None:
+    def ok_digits(block: Any, wire: str) -> None:
         assert block.error is not None and "digits" in block.error
 
-    return text, ok
+    return text, ok_digits
 
 
 CASES = ("deep", "long_string", "surrogates", "duplicate_keys", "digits")
@@ -533,6 +533,6 @@ def test_gemini_partial_args_path_100k_deep() -> None:
     for e in events:
         if isinstance(e, ToolCallDelta):
             assert isinstance(e.partial_args, dict)
-    (block,) = terminal(events).content
+    (block,) = done(events).content
     assert isinstance(block, ToolCallBlock) and block.error and "deeper" in block.error
     check(data, "google-generative-ai", byte_at_a_time_max=0)

@@ -77,7 +77,9 @@ def chunk(
     }
 
 
-def tc(index: int | None = None, id: str | None = None, name: str | None = None, args: Any = None):
+def tc(
+    index: int | None = None, id: str | None = None, name: str | None = None, args: Any = None
+) -> dict[str, Any]:
     entry: dict[str, Any] = {"type": "function", "function": {}}
     if index is not None:
         entry["index"] = index
@@ -859,7 +861,9 @@ def test_reasoning_details_merged_by_index() -> None:
         chunk(finish="stop"),
     )
     m = terminal(run_bytes(data)).message
-    assert thinking(m) == "plain" and m.content[0].signature is None  # type: ignore[union-attr]
+    first = m.content[0]
+    assert isinstance(first, ThinkingBlock)
+    assert thinking(m) == "plain" and first.signature is None
 
 
 def test_magistral_mixed_content_array() -> None:

@@ -320,7 +320,11 @@ def test_deep_nesting_is_cut_at_max_depth() -> None:
         depth = 0
         node: Any = value
         while isinstance(node, (dict, list)) and node:
-            node = node["k"] if depth == 0 else (node[0] if isinstance(node, list) else node["a"])
+            if isinstance(node, list):
+                assert depth != 0
+                node = node[0]
+            else:
+                node = node["k"] if depth == 0 else node["a"]
             depth += 1
         assert depth == MAX_DEPTH - 1  # the root plus 511 nested containers, the last empty
     text = '{"a":' * (MAX_DEPTH - 1) + '{"b": 1}' + "}" * (MAX_DEPTH - 1)

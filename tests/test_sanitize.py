@@ -9,11 +9,13 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Sequence
 
 import pytest
 
 from streamnorm.messages import (
     AssistantMessage,
+    ContentBlock,
     Message,
     ProviderBlock,
     StopReason,
@@ -38,6 +40,7 @@ from .sanitize_support import (
     REASONING_SIG_NO_ENC,
     RESPONSES_CALL_SIG,
     RESPONSES_TEXT_SIG,
+    as_turn,
     assistant,
     call,
     compact,
@@ -49,21 +52,33 @@ SENTINEL = "skip_thought_signature_validator"
 PLAIN = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
 
-def sanitize(history: list[Message], provider: str, model: str, **kw: object) -> list[Message]:
+def sanitize(history: Sequence[Message], provider: str, model: str, **kw: object) -> list[Message]:
+    # ``kw`` is untyped on purpose: test_31 passes option values that the
+    # signature's ``Literal`` types rule out, to check that they are refused.
     return sanitize_messages_for_target(history, provider, model, **kw)  # type: ignore[arg-type]
 
 
-def claude(*content: object, **kw: object) -> AssistantMessage:
+def claude(
+    *content: ContentBlock,
+    provider: str | None = "anthropic",
+    model: str | None = "claude-sonnet-4-5",
+    stop: StopReason = StopReason.STOP,
+    response_model: str | None = None,
+) -> AssistantMessage:
     """An Anthropic ``claude-sonnet-4-5`` turn (the "A" of §9)."""
-    return assistant(content, **kw)  # type: ignore[arg-type]
+    return assistant(
+        content, provider=provider, model=model, stop=stop, response_model=response_model
+    )
 
 
-def responses(*content: object, model: str = "gpt-5", provider: str = "openai") -> AssistantMessage:
-    return assistant(content, provider=provider, api="openai-responses", model=model)  # type: ignore[arg-type]
+def responses(
+    *content: ContentBlock, model: str = "gpt-5", provider: str = "openai"
+) -> AssistantMessage:
+    return assistant(content, provider=provider, api="openai-responses", model=model)
 
 
-def gemini(*content: object, model: str = "gemini-2.5-flash") -> AssistantMessage:
-    return assistant(content, provider="google", api="google-generative-ai", model=model)  # type: ignore[arg-type]
+def gemini(*content: ContentBlock, model: str = "gemini-2.5-flash") -> AssistantMessage:
+    return assistant(content, provider="google", api="google-generative-ai", model=model)
 
 
 def only_turn(out: list[Message]) -> AssistantMessage:
@@ -90,7 +105,7 @@ def signatures(out: list[Message]) -> list[str]:
 
 
 def test_01_same_model_full_fidelity() -> None:
-    h = [
+    h: list[Message] = [
         UserMessage("list files"),
         claude(
             ThinkingBlock("I should run ls.", ANTHROPIC_SIG),
@@ -126,7 +141,7 @@ def test_03_relabelled_model() -> None:
 
 
 def test_04_anthropic_to_responses() -> None:
-    h = [
+    h: list[Message] = [
         claude(
             ThinkingBlock("Plan.", ANTHROPIC_SIG), call("toolu_01XyZ"), stop=StopReason.TOOL_USE
         ),
@@ -142,7 +157,7 @@ def test_04_anthropic_to_responses() -> None:
 
 def test_05_copilot_responses_to_anthropic() -> None:
     assert len(LONG_ID) >= 450 and "|" in LONG_ID and "+" in LONG_ID and "/" in LONG_ID
-    h = [responses(call(LONG_ID), provider="github-copilot"), result(LONG_ID)]
+    h: list[Message] = [responses(call(LONG_ID), provider="github-copilot"), result(LONG_ID)]
     out = sanitize(h, "anthropic", "claude-sonnet-4-5")
     new = only_turn(out).tool_calls[0].id
     assert PLAIN.fullmatch(new)
@@ -151,7 +166,11 @@ def test_05_copilot_responses_to_anthropic() -> None:
 
 def test_06_shared_prefix_ids() -> None:
     a, b = "call_X|" + "a" * 300, "call_X|" + "b" * 300
-    h = [responses(call(a), call(b), provider="github-copilot"), result(b), result(a)]
+    h: list[Message] = [
+        responses(call(a), call(b), provider="github-copilot"),
+        result(b),
+        result(a),
+    ]
     out = sanitize(h, "anthropic", "claude-sonnet-4-5")
     ids = [c.id for c in only_turn(out).tool_calls]
     assert len(set(ids)) == 2 and all(PLAIN.fullmatch(i) for i in ids)
@@ -159,7 +178,7 @@ def test_06_shared_prefix_ids() -> None:
 
 
 def test_07_openai_chat_completions_target() -> None:
-    h = [responses(call(LONG_ID), provider="github-copilot"), result(LONG_ID)]
+    h: list[Message] = [responses(call(LONG_ID), provider="github-copilot"), result(LONG_ID)]
     out = sanitize(h, "openai", "gpt-4.1", api="openai-completions")
     new = only_turn(out).tool_calls[0].id
     assert re.fullmatch(r"[a-zA-Z0-9_.:-]{1,40}", new)
@@ -168,7 +187,7 @@ def test_07_openai_chat_completions_target() -> None:
 
 def test_08_mistral_target() -> None:
     ids = ["toolu_01ABCdef", "ns.bash:0", ""]
-    h = [claude(*(call(i) for i in ids)), *(result(i) for i in ids)]
+    h: list[Message] = [claude(*(call(i) for i in ids)), *(result(i) for i in ids)]
     out = sanitize(h, "mistral", "mistral-large-latest", api="openai-completions")
     new = [c.id for c in only_turn(out).tool_calls]
     assert all(re.fullmatch(r"[a-zA-Z0-9]{9}", i) for i in new)
@@ -177,7 +196,7 @@ def test_08_mistral_target() -> None:
 
 
 def test_08b_mistral_by_model_name_on_another_host() -> None:
-    h = [claude(call("toolu_01ABCdef")), result("toolu_01ABCdef")]
+    h: list[Message] = [claude(call("toolu_01ABCdef")), result("toolu_01ABCdef")]
     out = sanitize(h, "openrouter", "mistralai/devstral-small", api="openai-completions")
     assert re.fullmatch(r"[a-zA-Z0-9]{9}", only_turn(out).tool_calls[0].id)
 
@@ -186,16 +205,15 @@ def test_09_kimi_ids_on_kimi() -> None:
     kimi = assistant(
         (call("functions.bash:0"),), provider="moonshot", api="openai-completions", model="kimi-k2"
     )
-    h = [kimi, result("functions.bash:0")]
+    h: list[Message] = [kimi, result("functions.bash:0")]
     assert sanitize(h, "moonshot", "kimi-k2", api="openai-completions") == h
     # Also unchanged for another Chat Completions host: the id is valid there.
-    assert sanitize(h, "deepseek", "deepseek-chat", api="openai-completions")[0].tool_calls[
-        0
-    ].id == ("functions.bash:0")
+    first = as_turn(sanitize(h, "deepseek", "deepseek-chat", api="openai-completions")[0])
+    assert first.tool_calls[0].id == ("functions.bash:0")
 
 
 def test_10_duplicate_ids_across_turns() -> None:
-    h = [
+    h: list[Message] = [
         UserMessage("a"),
         claude(call("call_0", n=1)),
         result("call_0", content="first"),
@@ -215,7 +233,7 @@ def test_10_duplicate_ids_across_turns() -> None:
 
 
 def test_11_errored_turn_and_its_result_dropped() -> None:
-    h = [
+    h: list[Message] = [
         UserMessage("go"),
         claude(ThinkingBlock("x", ANTHROPIC_SIG), call("toolu_1"), stop=StopReason.ERROR),
         result("toolu_1"),
@@ -224,7 +242,7 @@ def test_11_errored_turn_and_its_result_dropped() -> None:
 
 
 def test_11b_result_of_dropped_turn_not_given_to_earlier_call() -> None:
-    h = [
+    h: list[Message] = [
         claude(call("toolu_1")),
         claude(call("toolu_1"), stop=StopReason.ERROR),
         result("toolu_1", content="belongs to the failed turn"),
@@ -236,12 +254,12 @@ def test_11b_result_of_dropped_turn_not_given_to_earlier_call() -> None:
 
 
 def test_12_aborted_last_turn_dropped() -> None:
-    h = [UserMessage("go"), claude(TextBlock("partial"), stop=StopReason.ABORTED)]
+    h: list[Message] = [UserMessage("go"), claude(TextBlock("partial"), stop=StopReason.ABORTED)]
     assert sanitize(h, "anthropic", "claude-sonnet-4-5") == [UserMessage("go")]
 
 
 def test_13_interrupted_call() -> None:
-    h = [
+    h: list[Message] = [
         claude(call("toolu_a"), call("toolu_b", name="read")),
         result("toolu_a"),
         UserMessage("stop"),
@@ -253,13 +271,13 @@ def test_13_interrupted_call() -> None:
 
 
 def test_14_unanswered_calls_at_the_end() -> None:
-    h = [UserMessage("go"), claude(call("toolu_a"))]
+    h: list[Message] = [UserMessage("go"), claude(call("toolu_a"))]
     out = sanitize(h, "anthropic", "claude-sonnet-4-5")
     assert out[-1] == ToolResultMessage("toolu_a", "bash", "No result provided", is_error=True)
 
 
 def test_15_orphan_results() -> None:
-    h = [
+    h: list[Message] = [
         UserMessage("go"),
         result("toolu_nobody"),
         claude(call("toolu_a")),
@@ -276,7 +294,7 @@ def test_15_orphan_results() -> None:
 
 
 def test_15b_second_result_for_the_same_call_dropped() -> None:
-    h = [
+    h: list[Message] = [
         claude(call("toolu_a")),
         result("toolu_a", content="one"),
         result("toolu_a", content="two"),
@@ -324,7 +342,11 @@ def test_19b_unknown_host_model_decides() -> None:
 
 
 def test_20_gemini3_target_with_foreign_calls() -> None:
-    h = [claude(call("toolu_a"), call("toolu_b")), result("toolu_a"), result("toolu_b")]
+    h: list[Message] = [
+        claude(call("toolu_a"), call("toolu_b")),
+        result("toolu_a"),
+        result("toolu_b"),
+    ]
     out3 = sanitize(h, "google", "gemini-3-pro-preview")
     assert [c.signature for c in only_turn(out3).tool_calls] == [SENTINEL, SENTINEL]
     out2 = sanitize(h, "google", "gemini-2.5-flash")
@@ -335,7 +357,7 @@ def test_20_gemini3_target_with_foreign_calls() -> None:
 
 def test_21_gemini_same_model_bad_signature() -> None:
     for model, expected in (("gemini-2.5-flash", None), ("gemini-3-pro-preview", SENTINEL)):
-        h = [
+        h: list[Message] = [
             gemini(
                 TextBlock("a", GEMINI_SIG),
                 call("c1", signature="not base64!"),
@@ -361,7 +383,7 @@ def test_21b_gemini_signature_shapes() -> None:
 
 def test_22_responses_reasoning_without_encrypted_content() -> None:
     sig = compact({"id": "fc_1", "namespace": "crm"})
-    h = [
+    h: list[Message] = [
         responses(ThinkingBlock("plan", REASONING_SIG_NO_ENC), call("call_1", signature=sig)),
         result("call_1"),
     ]
@@ -388,7 +410,7 @@ def test_23_trailing_and_consecutive_reasoning() -> None:
 
 
 def test_24_encrypted_reasoning_same_model_unchanged() -> None:
-    h = [
+    h: list[Message] = [
         UserMessage("q"),
         responses(ThinkingBlock("plan", REASONING_SIG), TextBlock("answer", RESPONSES_TEXT_SIG)),
         UserMessage("follow-up"),
@@ -435,7 +457,7 @@ def test_27_citations() -> None:
 
 def test_28_surrogates() -> None:
     pair_as_two = "\ud83d\ude00"
-    h = [
+    h: list[Message] = [
         UserMessage("hi \ud83d there " + pair_as_two),
         claude(
             ToolCallBlock(
@@ -459,7 +481,7 @@ def test_28_surrogates() -> None:
 
 def test_29_purity() -> None:
     args = {"cmd": "echo \ud83d", "nested": {"a": ["\ud800"]}}
-    h = [
+    h: list[Message] = [
         claude(ThinkingBlock("t", ANTHROPIC_SIG), ToolCallBlock("bad|id", "bash", args, "{}")),
         ToolResultMessage("bad|id", "bash", "r\ud83d"),
     ]
@@ -472,7 +494,11 @@ def test_29_purity() -> None:
 
 
 def test_30_idempotent_and_deterministic_across_processes() -> None:
-    h = [claude(call(LONG_ID), call("call_0"), call("call_0")), result(LONG_ID), result("call_0")]
+    h: list[Message] = [
+        claude(call(LONG_ID), call("call_0"), call("call_0")),
+        result(LONG_ID),
+        result("call_0"),
+    ]
     once = sanitize(h, "mistral", "mistral-large-latest", api="openai-completions")
     assert sanitize(once, "mistral", "mistral-large-latest", api="openai-completions") == once
     assert sanitize(h, "mistral", "mistral-large-latest", api="openai-completions") == once
@@ -519,7 +545,7 @@ def test_31_target_resolution() -> None:
 
 def test_32_truncated_call_kept() -> None:
     c = ToolCallBlock("toolu_t", "write", {"path": "a"}, '{"path": "a", "cont', error="incomplete")
-    h = [
+    h: list[Message] = [
         claude(c, stop=StopReason.LENGTH),
         ToolResultMessage("toolu_t", "write", "truncated", is_error=True),
     ]
@@ -562,7 +588,7 @@ def test_same_api_other_provider_is_foreign() -> None:
 
 
 def test_empty_turn_dropped_and_origin_kept() -> None:
-    h = [
+    h: list[Message] = [
         UserMessage("q"),
         claude(ThinkingBlock("", ANTHROPIC_SIG, redacted=True)),
         UserMessage("again"),
@@ -574,7 +600,7 @@ def test_empty_turn_dropped_and_origin_kept() -> None:
 
 
 def test_blank_text_dropped_unless_its_signature_is_replayed() -> None:
-    h = [
+    h: list[Message] = [
         gemini(TextBlock("", GEMINI_SIG), TextBlock("  "), call("c1", signature=GEMINI_SIG)),
         result("c1"),
     ]
@@ -588,7 +614,7 @@ def test_client_executed_provider_calls_need_results() -> None:
     ctc = ProviderBlock(
         "openai-responses", "custom_tool_call", {"call_id": "call_ctc", "name": "sql", "input": "x"}
     )
-    h = [responses(ctc), ToolResultMessage("call_ctc", "sql", "rows")]
+    h: list[Message] = [responses(ctc), ToolResultMessage("call_ctc", "sql", "rows")]
     assert sanitize(h, "openai", "gpt-5-mini", api="openai-responses") == h
     # Unanswered: a synthetic result; replayed elsewhere: the block and its result go.
     out = sanitize(h[:1], "openai", "gpt-5", api="openai-responses")
@@ -597,7 +623,7 @@ def test_client_executed_provider_calls_need_results() -> None:
 
 
 def test_validators_accept_scenario_outputs() -> None:
-    h = [
+    h: list[Message] = [
         UserMessage("go"),
         responses(
             ThinkingBlock("plan", REASONING_SIG),

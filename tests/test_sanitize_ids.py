@@ -18,7 +18,17 @@ from streamnorm.messages import (
 )
 from streamnorm.sanitize import ID_RULES, id_rule_for, resolve_target, sanitize_messages_for_target
 
-from .sanitize_support import LONG_ID, TARGETS, assistant, call, histories, result, target_id
+from .sanitize_support import (
+    LONG_ID,
+    TARGETS,
+    as_result,
+    as_turn,
+    assistant,
+    call,
+    histories,
+    result,
+    target_id,
+)
 
 #: The id rules of sanitize.md §4.1, restated: (provider, api, model) -> regex.
 RULES = {
@@ -50,11 +60,14 @@ REAL_IDS = (
     "",
 )
 
-FOREIGN = dict(provider="github-copilot", api="openai-responses", model="gpt-5-codex")
-
 
 def _foreign_turn(*ids: str) -> AssistantMessage:
-    return assistant([call(i, n=k) for k, i in enumerate(ids)], **FOREIGN)  # type: ignore[arg-type]
+    return assistant(
+        [call(i, n=k) for k, i in enumerate(ids)],
+        provider="github-copilot",
+        api="openai-responses",
+        model="gpt-5-codex",
+    )
 
 
 def test_rule_table_covers_every_target_family() -> None:
@@ -95,15 +108,15 @@ def test_real_ids_rewritten_valid_distinct_and_followed(target: tuple[str, str, 
 
 def test_long_responses_id_to_each_family() -> None:
     assert len(LONG_ID) >= 450 and {"|", "+", "/", "="} <= set(LONG_ID)
-    h = [_foreign_turn(LONG_ID), result(LONG_ID)]
+    h: list[Message] = [_foreign_turn(LONG_ID), result(LONG_ID)]
     expected = {
         "anthropic": LONG_ID.replace("|", "_").replace("+", "_").replace("/", "_")[:64],
         "openai-completions": LONG_ID.replace("|", "_").replace("+", "_").replace("/", "_")[:40],
     }
     out = sanitize_messages_for_target(h, "anthropic", "claude-sonnet-4-5")
-    assert out[0].tool_calls[0].id == expected["anthropic"]  # type: ignore[union-attr]
+    assert as_turn(out[0]).tool_calls[0].id == expected["anthropic"]
     out = sanitize_messages_for_target(h, "openai", "gpt-4.1", api="openai-completions")
-    assert out[0].tool_calls[0].id == expected["openai-completions"]  # type: ignore[union-attr]
+    assert as_turn(out[0]).tool_calls[0].id == expected["openai-completions"]
 
 
 def test_ids_differing_only_after_the_bar() -> None:
@@ -116,9 +129,12 @@ def test_ids_differing_only_after_the_bar() -> None:
             model,
             api=api,
         )
-        ids = [c.id for c in out[0].tool_calls]  # type: ignore[union-attr]
+        ids = [c.id for c in as_turn(out[0]).tool_calls]
         assert ids[0] != ids[1]
-        assert [(m.tool_call_id, m.content) for m in out[1:]] == [(ids[1], "B"), (ids[0], "A")]
+        assert [(m.tool_call_id, m.content) for m in map(as_result, out[1:])] == [
+            (ids[1], "B"),
+            (ids[0], "A"),
+        ]
 
 
 def test_trailing_underscore_for_responses() -> None:
@@ -128,7 +144,7 @@ def test_trailing_underscore_for_responses() -> None:
         "gpt-5",
         api="openai-responses",
     )
-    assert out[0].tool_calls[0].id == "call_abc"  # type: ignore[union-attr]
+    assert as_turn(out[0]).tool_calls[0].id == "call_abc"
     # A cleaned id that collides is derived instead.
     out = sanitize_messages_for_target(
         [assistant([call("call_abc"), call("call_abc_")])],
@@ -136,7 +152,7 @@ def test_trailing_underscore_for_responses() -> None:
         "gpt-5",
         api="openai-responses",
     )
-    first, second = (c.id for c in out[0].tool_calls)  # type: ignore[union-attr]
+    first, second = (c.id for c in as_turn(out[0]).tool_calls)
     assert first == "call_abc" and re.fullmatch(r"call_[0-9a-f]{24}", second)
 
 
@@ -150,21 +166,24 @@ def test_same_issuer_ids_are_trusted_unless_unusable() -> None:
     out = sanitize_messages_for_target(
         [mine], "mistral", "mistral-large-latest", api="openai-completions"
     )
-    ids = [c.id for c in out[0].tool_calls]  # type: ignore[union-attr]
+    ids = [c.id for c in as_turn(out[0]).tool_calls]
     assert ids[0] == "ns.bash:0"
     assert all(re.fullmatch(r"[a-zA-Z0-9]{9}", i) for i in ids[1:])
 
 
 def test_same_id_in_one_message_matched_in_order() -> None:
-    h = [
+    h: list[Message] = [
         assistant([call("call_0", n=1), call("call_0", n=2)]),
         ToolResultMessage("call_0", "bash", "first"),
         ToolResultMessage("call_0", "bash", "second"),
     ]
     out = sanitize_messages_for_target(h, "anthropic", "claude-opus-4-6")
-    first, second = (c.id for c in out[0].tool_calls)  # type: ignore[union-attr]
+    first, second = (c.id for c in as_turn(out[0]).tool_calls)
     assert first != second
-    assert [(m.tool_call_id, m.content) for m in out[1:]] == [(first, "first"), (second, "second")]
+    assert [(m.tool_call_id, m.content) for m in map(as_result, out[1:])] == [
+        (first, "first"),
+        (second, "second"),
+    ]
 
 
 # ---------------------------------------------------------------------------

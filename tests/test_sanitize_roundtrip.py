@@ -5,6 +5,7 @@ target's validator (and a second pass changes nothing)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypedDict
 
 import pytest
 
@@ -110,13 +111,22 @@ def test_all_fixtures_in_one_conversation() -> None:
 # ---------------------------------------------------------------------------
 # Hand-built histories (independent of the normalizer)
 
-KIMI = dict(provider="moonshot", api="openai-completions", model="kimi-k2")
-DEEPSEEK = dict(provider="deepseek", api="openai-completions", model="deepseek-reasoner")
-COPILOT = dict(provider="github-copilot", api="openai-responses", model="gpt-5-codex")
-OPENAI = dict(provider="openai", api="openai-responses", model="gpt-5")
-GEMINI3 = dict(provider="google", api="google-generative-ai", model="gemini-3-pro-preview")
-MISTRAL = dict(provider="mistral", api="openai-completions", model="mistral-large-latest")
-CLAUDE = dict(provider="anthropic", api="anthropic-messages", model="claude-sonnet-4-5")
+
+class Origin(TypedDict):
+    """Who issued a turn: keyword arguments of ``assistant``."""
+
+    provider: str
+    api: str
+    model: str
+
+
+KIMI = Origin(provider="moonshot", api="openai-completions", model="kimi-k2")
+DEEPSEEK = Origin(provider="deepseek", api="openai-completions", model="deepseek-reasoner")
+COPILOT = Origin(provider="github-copilot", api="openai-responses", model="gpt-5-codex")
+OPENAI = Origin(provider="openai", api="openai-responses", model="gpt-5")
+GEMINI3 = Origin(provider="google", api="google-generative-ai", model="gemini-3-pro-preview")
+MISTRAL = Origin(provider="mistral", api="openai-completions", model="mistral-large-latest")
+CLAUDE = Origin(provider="anthropic", api="anthropic-messages", model="claude-sonnet-4-5")
 
 OWN_TARGETS = tuple(
     (d["provider"], d["api"], d["model"])
@@ -248,5 +258,6 @@ def test_rich_history_same_issuer_keeps_its_own_blocks() -> None:
     assert isinstance(copilot, AssistantMessage) and copilot.model == "gpt-5-codex"
     kinds = [type(b).__name__ for b in copilot.content]
     assert kinds == ["ThinkingBlock", "TextBlock", "ToolCallBlock", "ToolCallBlock"]
-    assert copilot.content[3].signature is None  # its reasoning had no encrypted content
-    assert copilot.content[2].signature == RESPONSES_CALL_SIG
+    first_call, second_call = copilot.tool_calls  # content[2] and content[3]
+    assert second_call.signature is None  # its reasoning had no encrypted content
+    assert first_call.signature == RESPONSES_CALL_SIG

@@ -12,6 +12,7 @@ import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 import pytest
 
@@ -89,7 +90,7 @@ class Row:
     name: str
     content: Callable[[Issuer], Content]
     expect: Callable[[Case, Content], Content]
-    mode: str = "text"
+    mode: Literal["text", "drop"] = "text"
     stop: StopReason = StopReason.STOP
     results: Callable[[Content], list[ToolResultMessage]] = field(default=lambda c: [])
 
@@ -236,7 +237,11 @@ def _expected_id(case: Case, original: str) -> str:
 @pytest.mark.parametrize("original", ID_SAMPLES)
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_survival_tool_call_id(case: Case, original: str) -> None:
-    history = [UserMessage("go"), case.source.message((call(original),)), result(original)]
+    history: list[Message] = [
+        UserMessage("go"),
+        case.source.message((call(original),)),
+        result(original),
+    ]
     out = sanitize_messages_for_target(history, case.provider, case.model, api=case.api)
     (turn,) = [m for m in out if isinstance(m, AssistantMessage)]
     (block,) = turn.content

@@ -7,6 +7,7 @@ import pytest
 
 from streamnorm.messages import (
     AssistantMessage,
+    ContentBlock,
     Message,
     ProviderBlock,
     StopReason,
@@ -48,16 +49,16 @@ def problems(history: list[Message], target: tuple[str, str, str]) -> list[str]:
     return validate_history_for_target(history, provider, model, api=api)
 
 
-def gpt5(*content: object) -> AssistantMessage:
-    return assistant(content, provider="openai", api="openai-responses", model="gpt-5")  # type: ignore[arg-type]
+def gpt5(*content: ContentBlock) -> AssistantMessage:
+    return assistant(content, provider="openai", api="openai-responses", model="gpt-5")
 
 
-def gemini(*content: object, model: str = "gemini-3-pro-preview") -> AssistantMessage:
-    return assistant(content, provider="google", api="google-generative-ai", model=model)  # type: ignore[arg-type]
+def gemini(*content: ContentBlock, model: str = "gemini-3-pro-preview") -> AssistantMessage:
+    return assistant(content, provider="google", api="google-generative-ai", model=model)
 
 
-def kimi(*content: object) -> AssistantMessage:
-    return assistant(content, provider="moonshot", model="kimi-k2")  # type: ignore[arg-type]
+def kimi(*content: ContentBlock) -> AssistantMessage:
+    return assistant(content, provider="moonshot", model="kimi-k2")
 
 
 def test_six_validators() -> None:
@@ -83,7 +84,11 @@ def test_six_validators() -> None:
         assert validator_for(resolve_target(provider, model, api)).name == name
 
 
-GOOD = [UserMessage("go"), assistant([TextBlock("hi"), call("toolu_1")]), result("toolu_1")]
+GOOD: list[Message] = [
+    UserMessage("go"),
+    assistant([TextBlock("hi"), call("toolu_1")]),
+    result("toolu_1"),
+]
 
 BROKEN: list[tuple[str, tuple[str, str, str], list[Message], str]] = [
     ("id pattern", CLAUDE, [kimi(call("a|b")), result("a|b")], "does not match"),

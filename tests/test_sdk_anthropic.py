@@ -270,7 +270,8 @@ def wire_iterations(data: bytes) -> list[dict[str, Any]]:
     ``Usage`` does not carry it)."""
     for line in data.decode().splitlines():
         if line.startswith("data:") and '"message_delta"' in line:
-            return json.loads(line[5:])["usage"]["iterations"]
+            iterations: list[dict[str, Any]] = json.loads(line[5:])["usage"]["iterations"]
+            return iterations
     raise AssertionError("no message_delta")
 
 

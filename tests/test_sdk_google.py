@@ -56,7 +56,8 @@ def sdk_chunks(data: bytes, *, vertex: bool = False) -> list[Any]:
             vertexai=True,
             project="project",
             location="us-central1",
-            credentials=Credentials(token="token"),
+            # google-auth ships without type hints.
+            credentials=Credentials(token="token"),  # type: ignore[no-untyped-call]
             http_options=options,
         )
     else:
@@ -77,24 +78,32 @@ def _set(tree: dict[str, Any], json_path: str, value: Any, extend: bool) -> None
     for key, following in pairwise(keys):
         empty: Any = [] if isinstance(following, int) else {}
         if isinstance(node, list):
-            while len(node) <= key:  # type: ignore[operator]
+            assert isinstance(key, int)
+            while len(node) <= key:
                 node.append(None)
-            if node[key] is None:  # type: ignore[index]
-                node[key] = empty  # type: ignore[index]
-            node = node[key]  # type: ignore[index]
+            if node[key] is None:
+                node[key] = empty
+            node = node[key]
         else:
             node = node.setdefault(key, empty)
     last = keys[-1]
     if isinstance(node, list):
-        while len(node) <= last:  # type: ignore[operator]
+        assert isinstance(last, int)
+        while len(node) <= last:
             node.append(None)
-    old = node[last] if isinstance(node, list) else node.get(last)
+        old = node[last]
+    else:
+        old = node.get(last)
     node[last] = old + value if extend and isinstance(old, str) else value
 
 
 def assemble(chunks: list[Any]) -> dict[str, Any]:
     """The user's view of an SDK stream (candidate 0)."""
-    text, thoughts, calls, signatures, other = [], [], [], [], []
+    text: list[str] = []
+    thoughts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    signatures: list[str] = []
+    other: list[dict[str, Any]] = []
     finish, usage, grounding, url_context = None, None, None, None
     last_path: str | None = None
     for response in chunks:
