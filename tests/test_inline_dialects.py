@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streamnorm.events import Done, TextDelta, ThinkingDelta, ToolCallDelta
+from streamnorm.events import BlockEnd, Done, TextDelta, ThinkingDelta, ToolCallDelta
 from streamnorm.inline import get_parser
 from streamnorm.messages import TextBlock, ThinkingBlock, ToolCallBlock
 
@@ -76,7 +76,7 @@ def test_stream_round_trip(sample: Sample) -> None:
             for marker in sample.residue:
                 assert marker not in ev.delta
     # Indices are dense, one BlockEnd each; raw arguments of clean calls parse.
-    ends = [ev.index for ev in events if type(ev).__name__ == "BlockEnd"]
+    ends = [ev.index for ev in events if isinstance(ev, BlockEnd)]
     assert sorted(ends) == list(range(len(content)))
     for b in content:
         if isinstance(b, ToolCallBlock) and b.error is None:

@@ -15,6 +15,7 @@ from streamnorm.inline import get_parser
 
 from .test_inline_samples import Call, fold, random_splits
 
+D = "｜DSML｜"
 CUT = 'Writing it.\n<tool_call>\n{"name": "write", "arguments": {"content": "Filing'
 
 
@@ -221,6 +222,126 @@ CASES = [
         "",
         (("f", '{"a": 1, "b": "os.getcwd()"}', None),),
         (("invalid_parameter_value", "b=os.getcwd()"), ("invalid_parameter_value", "2")),
+    ),
+    # -- DeepSeek V3.2 DSML
+    Case(
+        "dsml-cut-in-string-value",
+        "deepseek_v32",
+        f'Ok.<{D}function_calls>\n<{D}invoke name="w">\n'
+        f'<{D}parameter name="n" string="false">2</{D}parameter>\n'
+        f'<{D}parameter name="c" string="true">line 1\nli',
+        "Ok.",
+        (("w", '{"n": 2, "c": "line 1\\nli', "incomplete"),),
+        (
+            (
+                "unclosed_tool_call",
+                f'<{D}function_calls>\n<{D}invoke name="w">\n'
+                f'<{D}parameter name="n" string="false">2</{D}parameter>\n'
+                f'<{D}parameter name="c" string="true">line 1\nli',
+            ),
+        ),
+    ),
+    Case(
+        "dsml-cut-in-opener",
+        "deepseek_v32",
+        f"Hi <{D}function_calls>\n<{D}inv",
+        "Hi ",
+        (),
+        (("unclosed_tool_call", f"<{D}function_calls>\n<{D}inv"),),
+    ),
+    Case(
+        "dsml-cut-in-opener-as-text",
+        "deepseek_v32",
+        f"Hi <{D}function_calls>\n<{D}inv",
+        f"Hi <{D}function_calls>\n<{D}inv",
+        (),
+        (),
+        options={"on_malformed": "text"},
+    ),
+    Case(
+        "dsml-missing-block-close",
+        "deepseek_v32",
+        f'<{D}function_calls>\n<{D}invoke name="f">\n'
+        f'<{D}parameter name="a" string="true">x</{D}parameter>\n</{D}invoke>\n',
+        "",
+        (("f", '{"a": "x"}', None),),
+        (("missing_close_marker", ""),),
+    ),
+    Case(
+        "dsml-json-value-not-json",
+        "deepseek_v32",
+        f'<{D}function_calls><{D}invoke name="f">'
+        f'<{D}parameter name="n" string="false">three</{D}parameter>'
+        f"</{D}invoke></{D}function_calls>",
+        "",
+        (("f", '{"n": "three"}', None),),
+        (("invalid_parameter_value", "three"),),
+    ),
+    Case(
+        "dsml-junk-in-invoke",
+        "deepseek_v32",
+        f'<{D}function_calls><{D}invoke name="f">junk</{D}invoke></{D}function_calls>Next.',
+        "Next.",
+        (("f", "{", "incomplete"),),
+        (
+            ("malformed_tool_call", f'<{D}function_calls><{D}invoke name="f">'),
+            ("malformed_tool_call", f"junk</{D}invoke>"),
+        ),
+    ),
+    Case(
+        "dsml-invoke-without-name",
+        "deepseek_v32",
+        f'<{D}function_calls><{D}invoke name=""></{D}invoke></{D}function_calls>',
+        "",
+        (),
+        (
+            (
+                "malformed_tool_call",
+                f'<{D}function_calls><{D}invoke name=""></{D}invoke></{D}function_calls>',
+            ),
+        ),
+    ),
+    # -- Granite
+    Case(
+        "granite-cut-in-args",
+        "granite",
+        'Ok.<|tool_call|>[{"name": "w", "arguments": {"c": "a\\"b',
+        "Ok.",
+        (("w", '{"c": "a\\"b', "incomplete"),),
+        (("unclosed_tool_call", '<|tool_call|>[{"name": "w", "arguments": {"c": "a\\"b'),),
+    ),
+    Case(
+        "granite-list-not-closed",
+        "granite",
+        '<tool_call>[{"name": "f", "arguments": {}}',
+        "",
+        (("f", "{}", None),),
+        (("missing_close_marker", ""),),
+    ),
+    Case(
+        "granite-no-name",
+        "granite",
+        '<function_call> {"tool": "f", "arguments": {}} Then text.',
+        " Then text.",
+        (),
+        (("malformed_tool_call", '<function_call> {"tool": "f", "arguments": {}}'),),
+    ),
+    Case(
+        "granite-unbalanced-cut-by-next-call",
+        "granite",
+        '<function_call> {"name": "a", "arguments": {"x": [1}'
+        '<function_call> {"name": "b", "arguments": {}}',
+        "",
+        (("a", '{"x": [1}', "incomplete"), ("b", "{}", None)),
+        (("malformed_tool_call", '<function_call> {"name": "a", "arguments": {"x": [1}'),),
+    ),
+    Case(
+        "granite-unnamed-cut",
+        "granite",
+        'Hi <tool_call>[{"na',
+        "Hi ",
+        (),
+        (("unclosed_tool_call", '<tool_call>[{"na'),),
     ),
     # -- unknown tool: reported, the call kept
     Case(

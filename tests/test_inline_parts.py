@@ -80,6 +80,8 @@ def test_held_input_stays_bounded() -> None:
         ("qwen3_coder", "x</parameter> y <"),
         ("deepseek_v3", "z <｜tool▁calls"),
         ("harmony", "w <|chan"),
+        ("deepseek_v32", "v <｜DSML｜function_ca"),
+        ("granite", "u <respons <function_c"),
     ]:
         p = get_parser(name)
         for c in unit * 2000:
@@ -193,10 +195,23 @@ def test_registry() -> None:
         "glm45",
         "glm47",
         "harmony",
+        "deepseek_v32",
+        "granite",
     ]:
         assert required in names
         assert isinstance(get_parser(required), ToolCallParser)
-    for alias in ["qwen", "qwen2.5", "qwen3", "qwen3.5", "magistral", "llama", "gpt_oss", "kimi"]:
+    for alias in [
+        "qwen",
+        "qwen2.5",
+        "qwen3",
+        "qwen3.5",
+        "magistral",
+        "llama",
+        "gpt_oss",
+        "kimi",
+        "dsml",
+        "granite3",
+    ]:
         assert isinstance(get_parser(alias), ToolCallParser)
     with pytest.raises(ValueError, match="hermes"):
         get_parser("nope")

@@ -634,6 +634,197 @@ SAMPLES += [
 ]
 
 
+# DeepSeek V3.2 DSML, in its canonical spelling and the accepted variants.
+D, DA, DD = "｜DSML｜", "|DSML|", "||DSML||"
+DSML_RESIDUE = ("DSML", "<think", "think>")
+DSML_FILE = f'x = "</{D}parameter>"\ny = \'</{D}invoke>\'  # closers in code\nprint(x, y, "日本")\n'
+GRANITE_RESIDUE = ("tool_call", "function_call", "<response", "response>", "<think", "think>")
+
+SAMPLES += [
+    # --------------------------------------------------------- deepseek_v32
+    Sample(
+        "dsml-text-two-calls-typed",
+        "deepseek_v32",
+        f"Let me check both.\n\n<{D}function_calls>\n"
+        f'<{D}invoke name="get_weather">\n'
+        f'<{D}parameter name="city" string="true">Paris</{D}parameter>\n'
+        f'<{D}parameter name="days" string="false">3</{D}parameter>\n'
+        f"</{D}invoke>\n"
+        f'<{D}invoke name="get_weather">\n'
+        f'<{D}parameter name="city" string="true">Zürich "Old Town"</{D}parameter>\n'
+        f'<{D}parameter name="metric" string="false">true</{D}parameter>\n'
+        f"</{D}invoke>\n"
+        f"</{D}function_calls>",
+        text="Let me check both.\n\n",
+        calls=(
+            ("get_weather", '{"city": "Paris", "days": 3}', None),
+            ("get_weather", '{"city": "Zürich \\"Old Town\\"", "metric": true}', None),
+        ),
+        residue=DSML_RESIDUE,
+    ),
+    Sample(
+        "dsml-v4-ascii-bars-slash-closers",
+        "dsml",
+        f"<{DA}tool_calls>\n"
+        f'<{DA}invoke name="search">\n'
+        f'<{DA}parameter name="query" string="true">DSML spec<{DA}/parameter>\n'
+        f'<{DA}parameter name="filters" string="false">{{"lang": ["en", "zh"], "max": 5}}'
+        f"<{DA}/parameter>\n"
+        f"<{DA}/invoke>\n"
+        f"<{DA}/tool_calls>",
+        text="",
+        calls=(
+            ("search", '{"query": "DSML spec", "filters": {"lang": ["en", "zh"], "max": 5}}', None),
+        ),
+        residue=DSML_RESIDUE,
+    ),
+    Sample(
+        "dsml-doubled-bars-think-json-values",
+        "deepseek_v32",
+        "<think>\nThe user wants a report.\n</think>\n\n"
+        f"<{DD}function_calls>"
+        f'<{DD}invoke name="report">'
+        f'<{DD}parameter name="ids" string="false">[1, 2, 3]</{DD}parameter>'
+        f'<{DD}parameter name="owner" string="false">null</{DD}parameter>'
+        f'<{DD}parameter name="ratio" string="false">-0.5e3</{DD}parameter>'
+        f'<{DD}parameter name="title" string="true">  padded  </{DD}parameter>'
+        f"</{DD}invoke>"
+        f'<{DD}invoke name="ping"></{DD}invoke>'
+        f"</{DD}function_calls>",
+        reasoning="\nThe user wants a report.\n",
+        text="",
+        calls=(
+            (
+                "report",
+                '{"ids": [1, 2, 3], "owner": null, "ratio": -0.5e3, "title": "  padded  "}',
+                None,
+            ),
+            ("ping", "{}", None),
+        ),
+        residue=DSML_RESIDUE,
+    ),
+    Sample(
+        "dsml-write-file-literal-closers",
+        "deepseek_v32",
+        f"Writing it.\n<{D}function_calls>\n"
+        f'<{D}invoke name="write_file">\n'
+        f'<{D}parameter name="path" string="true">gen.py</{D}parameter>\n'
+        f'<{D}parameter name="content" string="true">{DSML_FILE}</{D}parameter>\n'
+        f"</{D}invoke>\n"
+        f"</{D}function_calls>\nDone.",
+        text="Writing it.\n\nDone.",
+        calls=(
+            (
+                "write_file",
+                '{"path": "gen.py", "content": '
+                + json.dumps(DSML_FILE[:-1], ensure_ascii=False)
+                + "}",
+                None,
+            ),
+        ),
+        options={"tools": WEATHER_TOOLS},
+    ),
+    Sample(
+        "dsml-tag-type-beats-schema",
+        "deepseek_v32",
+        f"<{D}function_calls>\n"
+        f'<{D}invoke name="get_weather">\n'
+        f'<{D}parameter name="days" string="true">3</{D}parameter>\n'
+        f'<{D}parameter name="city">4</{D}parameter>\n'
+        f'<{D}parameter name="metric">TRUE</{D}parameter>\n'
+        f"</{D}invoke>\n"
+        f"</{D}function_calls>",
+        text="",
+        calls=(("get_weather", '{"days": "3", "city": "4", "metric": true}', None),),
+        options={"tools": WEATHER_TOOLS},
+        residue=DSML_RESIDUE,
+    ),
+    Sample(
+        "dsml-thinking-mode-prefilled",
+        "deepseek_v32",
+        f"Weather for Oslo; call the tool.</think><{D}function_calls>"
+        f'<{D}invoke name="get_weather">'
+        f'<{D}parameter name="city" string="true">Oslo</{D}parameter>'
+        f"</{D}invoke></{D}function_calls>",
+        reasoning="Weather for Oslo; call the tool.",
+        text="",
+        calls=(("get_weather", '{"city": "Oslo"}', None),),
+        options={"start_in_reasoning": True},
+        residue=DSML_RESIDUE,
+    ),
+    Sample(
+        "dsml-prose-mentions",
+        "deepseek_v32",
+        f"Calls start with <{D}function_calls> and each <{D}invoke name=…> holds "
+        f"parameters; <{DA}tool_calls> in V4.",
+        text=f"Calls start with <{D}function_calls> and each <{D}invoke name=…> holds "
+        f"parameters; <{DA}tool_calls> in V4.",
+    ),
+    # --------------------------------------------------------------- granite
+    Sample(
+        "granite-3.0-special-token-list",
+        "granite",
+        '<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}, '
+        '{"arguments": {"q": "]} \\"x\\" é"}, "name": "search"}]',
+        text="",
+        calls=(
+            ("get_weather", '{"city": "Paris"}', None),
+            ("search", '{"q": "]} \\"x\\" é"}', None),
+        ),
+        residue=GRANITE_RESIDUE,
+    ),
+    Sample(
+        "granite-3.1-text-then-list",
+        "granite3",
+        'I will look that up.\n<tool_call>[{"name": "get_weather", "arguments": '
+        '{"city": "Paris",  "days": 2}}]',
+        text="I will look that up.\n",
+        calls=(("get_weather", '{"city": "Paris",  "days": 2}', None),),
+        residue=GRANITE_RESIDUE,
+    ),
+    Sample(
+        "granite-20b-fc-repeated",
+        "granite",
+        'Checking both. <function_call> {"name": "get_weather", "arguments": {"city": "Paris"}}'
+        ' <function_call> {"name": "get_time", "arguments": {"tz": "<function_call>"}}'
+        ' <function_call> {"name": "ping"}',
+        text="Checking both. ",
+        calls=(
+            ("get_weather", '{"city": "Paris"}', None),
+            ("get_time", '{"tz": "<function_call>"}', None),
+            ("ping", "{}", None),
+        ),
+    ),
+    Sample(
+        "granite-3.3-think-response",
+        "granite",
+        "<think>The user greets me. Reply politely.</think>\n"
+        "<response>Hello! How can I help?</response>",
+        reasoning="The user greets me. Reply politely.",
+        text="Hello! How can I help?",
+        residue=GRANITE_RESIDUE,
+    ),
+    Sample(
+        "granite-3.3-think-response-then-call",
+        "granite",
+        "<think>Need the weather.</think><response>Let me check.</response>\n"
+        '<tool_call>[{"name": "get_weather", "arguments": {"city": "Lyon"}}]',
+        reasoning="Need the weather.",
+        text="Let me check.",
+        calls=(("get_weather", '{"city": "Lyon"}', None),),
+        residue=GRANITE_RESIDUE,
+    ),
+    Sample(
+        "granite-prose-mentions",
+        "granite",
+        "Granite writes <tool_call> or <function_call> tags, and wraps answers in "
+        "<response> … </response>; a <think> here is text.",
+        text="Granite writes <tool_call> or <function_call> tags, and wraps answers in "
+        "<response> … </response>; a <think> here is text.",
+    ),
+]
+
+
 # --------------------------------------------------------------------------
 # Helpers
 

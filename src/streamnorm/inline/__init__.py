@@ -5,7 +5,8 @@ Open-weight models write tool calls and reasoning as markup inside their text.
 canonical blocks. Reference: docs/inline-tool-calls.md.
 """
 
-from . import deepseek, harmony, kimi, llama, mistral, plain, tagged  # noqa: F401  (registration)
+# The dialect modules register their parsers on import.
+from . import deepseek, granite, harmony, kimi, llama, mistral, plain, tagged  # noqa: F401
 from .base import (
     CallArgs,
     CallClose,

@@ -1,4 +1,4 @@
-"""DeepSeek V3/R1 (``deepseek_v3``) and V3.1 (``deepseek_v31``) call sections.
+"""DeepSeek calls: V3/R1 (``deepseek_v3``), V3.1 (``deepseek_v31``), V3.2 DSML (``deepseek_v32``).
 
 V3 / R1::
 
@@ -11,15 +11,36 @@ V3.1: ``<｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"
 — no type prefix, no fence. The markers use U+FF5C ``｜`` and U+2581 ``▁``.
 Misspelt section openers of distilled and quantised models are accepted. R1
 and V3.1 thinking mode prefill ``<think>``: use ``start_in_reasoning=True``.
+
+V3.2 (and V4) write DSML, XML calls under a ``｜DSML｜`` tag prefix::
+
+    <｜DSML｜function_calls>
+    <｜DSML｜invoke name="get_weather">
+    <｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter>
+    <｜DSML｜parameter name="days" string="false">3</｜DSML｜parameter>
+    </｜DSML｜invoke>
+    </｜DSML｜function_calls>
+
+read by the shared XML block reader (:class:`.tagged.TagBlock`). A parameter
+declares its own type: ``string="true"`` is raw text, streamed as it
+arrives; ``string="false"`` a JSON value (any type but a string), converted
+when the parameter closes. Without the attribute the tool schema decides.
+Accepted spellings: ASCII ``|`` bars, doubled bars (``<||DSML||``),
+``<｜DSML｜/x>`` closers, and V4's ``tool_calls`` section name.
 """
 
 from __future__ import annotations
 
+import re
+
 from .base import ParserOptions, ToolCallParser, register
 from .engine import InlineParser
+from .scanner import body_starts
+from .tagged import TagDialect, tag_parser
 from .tokens import TokenGrammar, token_openers
+from .xmlargs import XmlGrammar
 
-__all__ = ["V3", "V31"]
+__all__ = ["DSML", "V3", "V31"]
 
 SEP = "<｜tool▁sep｜>"
 _SECTION_OPENS = (
@@ -68,3 +89,61 @@ def _v31(options: ParserOptions) -> ToolCallParser:
 
 register("deepseek_v3", _v3, aliases=("deepseek_r1",), reasoning="think")
 register("deepseek_v31", _v31, aliases=("deepseek_v3.1",), reasoning="think")
+
+
+# --------------------------------------------------------------------------
+# V3.2 / V4 DSML
+
+_DSML_PREFIXES = ("｜DSML｜", "|DSML|", "｜｜DSML｜｜", "||DSML||")
+_DSML_SECTIONS = ("function_calls", "tool_calls")  # V3.2, V4
+
+
+def _dsml_opens(*tails: str) -> tuple[str, ...]:
+    """``<PREFIX tail`` for every prefix spelling."""
+    return tuple(f"<{p}{t}" for t in tails for p in _DSML_PREFIXES)
+
+
+def _dsml_closes(*names: str) -> tuple[str, ...]:
+    """``</PREFIX name>`` and ``<PREFIX/name>`` for every prefix spelling."""
+    return tuple(c for n in names for p in _DSML_PREFIXES for c in (f"</{p}{n}>", f"<{p}/{n}>"))
+
+
+_STRING_ATTR = re.compile(r'(?:^|\s)string\s*=\s*"?\s*(true|false)\b', re.IGNORECASE)
+# ``string="false"``: a JSON value, tried as each non-string type (schema order).
+_JSON_VALUE = ("null", "boolean", "integer", "number", "array", "object")
+
+
+def _dsml_param(text: str) -> tuple[str, tuple[str, ...] | None] | None:
+    """``KEY" string="true`` (the text up to the tag's final ``">``) → the key and
+    the type the ``string`` attribute declares (``None`` without the attribute)."""
+    key, _, attrs = text.partition('"')
+    key = key.strip()
+    if not key:
+        return None
+    m = _STRING_ATTR.search(attrs)
+    if m is None:
+        return key, None
+    return key, ("string",) if m.group(1).lower() == "true" else _JSON_VALUE
+
+
+DSML = XmlGrammar(
+    func_open=_dsml_opens('invoke name="'),
+    name_end='">',
+    param_open=_dsml_opens('parameter name="'),
+    key_end='">',
+    value_open="",
+    param_close=_dsml_closes("parameter"),
+    func_close=_dsml_closes("invoke"),
+    block_close=_dsml_closes(*_DSML_SECTIONS),
+    param_header=_dsml_param,
+)
+_DSML_BLOCK = TagDialect(
+    _dsml_opens(*(f"{n}>" for n in _DSML_SECTIONS)), DSML.block_close, json=False, xml=DSML
+)
+
+register(
+    "deepseek_v32",
+    tag_parser(_DSML_BLOCK, body_starts(*DSML.func_open, cut_at_end=True)),
+    aliases=("dsml",),
+    reasoning="think",
+)

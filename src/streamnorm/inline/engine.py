@@ -7,7 +7,14 @@ A dialect is just its :class:`Opener` list; reasoning extraction and its
 composition with calls (reference §5) live here once.
 
 Per channel the state is: the cursor (pending input), the region (text or
-reasoning), whether answer text has started, and the open section if any.
+reasoning), whether answer text has started, whether an answer wrapper is
+open, and the open section if any.
+
+Answer wrappers (Granite's ``<response>``…``</response>``) are markers that
+frame the answer without changing its region: they are consumed, never
+reach the text, and count only where they are structural — the opener
+before answer text has started (after reasoning, say), the closer while a
+wrapper is open. Elsewhere they are literal text, like a misplaced ``<think>``.
 
 Whitespace policy: whitespace-only runs *between or after* structural
 elements (calls, reasoning regions) are framing and are dropped — a model's
@@ -81,6 +88,7 @@ def reasoning_markers(option: str | tuple[str, str] | None) -> tuple[str, str] |
 # Region of a channel, and marker roles besides openers.
 _TEXT, _REASON = 0, 1
 _OPEN_R, _CLOSE_R, _STRAY = "open", "close", "stray"
+_OPEN_A, _CLOSE_A = "answer_open", "answer_close"
 
 Role = Opener | str
 
@@ -98,12 +106,14 @@ class _Channel:
         "seg_open",
         "started",
         "structural",
+        "wrapped",
     )
 
     def __init__(self, is_text: bool, region: int) -> None:
         self.cur = Cursor()
         self.is_text = is_text
         self.region = region
+        self.wrapped = False  # an answer wrapper is open
         self.section: Section | None = None
         self.started = False  # answer text (non-whitespace) has been emitted
         self.structural = False  # a structural element has been consumed
@@ -116,6 +126,8 @@ class _Channel:
 class InlineParser:
     """A :class:`ToolCallParser` for dialects described by call openers.
 
+    ``answer`` is the dialect's ``(open, close)`` answer wrapper, if it has one.
+
     Cost: each input character is examined O(1) times amortised; what is held
     between pushes is bounded by the longest marker plus a lookahead bound.
     """
@@ -124,17 +136,19 @@ class InlineParser:
         self,
         options: ParserOptions,
         openers: Sequence[Opener] = (),
+        answer: tuple[str, str] | None = None,
     ) -> None:
         self.options = options
         self._out: list[Piece] = []
         self._calls = Calls(options, self._out)
         self._openers = tuple(openers)
+        self._answer = answer
         self._rmarkers = reasoning_markers(options.reasoning)
         start = _REASON if (self._rmarkers and options.start_in_reasoning) else _TEXT
         self._text = _Channel(True, start)
         self._reasoning = _Channel(False, _REASON)
         self._extract = options.calls_in_reasoning == "extract"
-        self._sets: dict[tuple[bool, int, bool, bool], tuple[MarkerSet, dict[str, Role]]] = {}
+        self._sets: dict[tuple[bool, int, bool, bool, bool], tuple[MarkerSet, dict[str, Role]]] = {}
         self._finished = False
         for ch in (self._text, self._reasoning):
             ch.first = self._active(ch)[0].first
@@ -205,7 +219,7 @@ class InlineParser:
         """The markers that mean something in the channel's current state."""
         at_start = not ch.started
         pristine = at_start and not ch.structural
-        key = (ch.is_text, ch.region, at_start, pristine)
+        key = (ch.is_text, ch.region, at_start, pristine, ch.wrapped)
         found = self._sets.get(key)
         if found is not None:
             return found
@@ -219,6 +233,12 @@ class InlineParser:
                     roles[rm[0]] = _OPEN_R
                 if at_start:
                     roles[rm[1]] = _STRAY
+        am = self._answer
+        if am is not None and ch.is_text and ch.region == _TEXT:
+            if ch.wrapped:
+                roles[am[1]] = _CLOSE_A
+            elif at_start:
+                roles[am[0]] = _OPEN_A
         if ch.region == _TEXT or self._extract:
             for op in self._openers:
                 if op.at_start and self.options.require_call_at_start and not at_start:
@@ -258,6 +278,8 @@ class InlineParser:
                     ch.region = _REASON
                 elif role == _CLOSE_R:
                     ch.region = _TEXT
+                elif role in (_OPEN_A, _CLOSE_A):
+                    ch.wrapped = role == _OPEN_A
                 else:
                     self._calls.error(
                         "stray_reasoning_close",

@@ -10,7 +10,8 @@ Reasoning: ``[THINK]…[/THINK]``. Synthesised ids are 9 alphanumerics, the
 form Mistral's API requires.
 
 ``phi4_mini`` (Phi-4-mini, FireFunction v2) writes the legacy body after
-``functools``: ``functools[{"name": …, "arguments": …}]``.
+``functools``: ``functools[{"name": …, "arguments": …}]``; Granite 3.x
+(:mod:`.granite`) after its own openers.
 """
 
 from __future__ import annotations
@@ -41,7 +42,12 @@ def mistral_call_id(response_id: str | None, position: int) -> str:
 
 class MistralSection:
     """What follows one ``[TOOL_CALLS]``: a call list, a call object, or
-    ``name[ARGS]{…}``. Ends after the arguments value."""
+    ``name[ARGS]{…}``. Ends after the arguments value.
+
+    ``stop`` holds the dialect's call openers: one appearing outside strings
+    before a value is complete cuts that value, so an unbalanced value cannot
+    swallow the calls after it.
+    """
 
     __slots__ = (
         "_ctx",
@@ -50,13 +56,15 @@ class MistralSection:
         "_name",
         "_obj",
         "_state",
+        "_stop",
         "_value",
         "call",
         "made",
     )
 
-    def __init__(self, ctx: SectionContext) -> None:
+    def __init__(self, ctx: SectionContext, stop: MarkerSet = _STOP) -> None:
         self._ctx = ctx
+        self._stop = stop
         self._state = _START
         self._listed = False
         self._obj: CallObject | None = None
@@ -100,7 +108,7 @@ class MistralSection:
                     cur.take_ws()  # whitespace before the value is framing
                     if cur.rest == 0:
                         return False
-                    self._value = RawValue(_STOP)
+                    self._value = RawValue(self._stop)
                 j, status = self._value.scan(cur.buf, cur.pos, cur.final)
                 calls.args(self.call, cur.take(j))
                 if status == MORE:
@@ -131,13 +139,13 @@ class MistralSection:
                     self._listed = True
                     self._state = _LIST
                 elif c == "{":
-                    self._obj = CallObject(calls, _STOP)
+                    self._obj = CallObject(calls, self._stop)
                     self._state = _OBJ
                 else:
                     self._state = _HEADER
             else:  # _LIST: between call objects
                 if c == "{":
-                    self._obj = CallObject(calls, _STOP)
+                    self._obj = CallObject(calls, self._stop)
                     self._state = _OBJ
                 elif c == ",":
                     cur.take(i + 1)

@@ -188,12 +188,22 @@ def expect_after_ws(buf: str, i: int, final: bool, options: Sequence[str]) -> tu
     return (MORE if waiting else NONE), j
 
 
-def body_starts(*prefixes: str) -> Callable[[str, int, bool], bool | None]:
+def body_starts(
+    *prefixes: str, cut_at_end: bool = False
+) -> Callable[[str, int, bool], bool | None]:
     """A confirm rule: after optional whitespace the body begins with one of
-    ``prefixes``. Bounded by :data:`MAX_WS` plus the longest prefix."""
+    ``prefixes``. Bounded by :data:`MAX_WS` plus the longest prefix.
+
+    With ``cut_at_end``, input that ends inside a body start (``<｜DSML｜inv``)
+    confirms too: the opener began a call that the end of input cut off, and
+    its markup must not fall back into the text."""
+    longest = max(map(len, prefixes), default=0)
 
     def confirm(buf: str, i: int, final: bool) -> bool | None:
-        k, _ = expect_after_ws(buf, i, final, prefixes)
+        k, j = expect_after_ws(buf, i, final, prefixes)
+        if k == NONE and final and cut_at_end and len(buf) - j < longest:
+            rest = buf[j:]  # shorter than the longest prefix: O(1)
+            return any(p.startswith(rest) for p in prefixes)
         return None if k == MORE else k >= 0
 
     return confirm

@@ -12,8 +12,8 @@ Other block dialects reuse the same section with their own markers:
 ``jamba`` and ``minimax`` (``<tool_calls>`` holding a JSON array or one
 object per line), ``minimax_m2`` (``<minimax:tool_call>`` with
 ``<invoke name=…>`` XML), ``seed_oss`` (``<seed:tool_call>``), ``internlm``
-(``<|action_start|><|plugin|>`` … ``<|action_end|>``) and ``delimited``
-(markers given as options).
+(``<|action_start|><|plugin|>`` … ``<|action_end|>``), ``delimited``
+(markers given as options), and DeepSeek V3.2 DSML (:mod:`.deepseek`).
 
 The opener counts only when the body start confirms it (``{``, ``[``,
 ```` ``` ````, ``<function=``, or for GLM a name followed by ``<arg_key>`` or
@@ -30,20 +30,24 @@ from .base import ParserOptions, ToolCallParser, register
 from .calls import SectionContext
 from .engine import InlineParser, Opener
 from .jsonargs import DONE, STOPPED, CallObject
-from .scanner import MAX_WS, MORE, NONE, MarkerSet, body_starts, expect_after_ws
+from .scanner import MAX_WS, MORE, MarkerSet, body_starts, expect_after_ws
 from .xmlargs import GLM, MINIMAX, QWEN, XmlGrammar, XmlReader
 
-__all__ = ["TagBlock", "TagDialect"]
+__all__ = ["TagBlock", "TagDialect", "tag_parser"]
 
 _FENCE = re.compile(r"```[A-Za-z]*")
 
 
 @dataclass(frozen=True, slots=True)
 class TagDialect:
-    """Block markers and the bodies a block may hold."""
+    """Block markers and the bodies a block may hold.
 
-    open: str
-    close: str
+    ``open`` and ``close`` are tuples of accepted spellings; the first close
+    spelling is the canonical one, used in messages.
+    """
+
+    open: tuple[str, ...]
+    close: tuple[str, ...]
     json: bool
     xml: XmlGrammar | None
 
@@ -64,7 +68,7 @@ class TagBlock:
     def __init__(self, ctx: SectionContext, dialect: TagDialect) -> None:
         self._ctx = ctx
         self._d = dialect
-        self._closeset = MarkerSet((dialect.close,))
+        self._closeset = MarkerSet(dialect.close)
         self._state = _BODY
         self._obj: CallObject | None = None
         self._xml: XmlReader | None = None
@@ -126,25 +130,21 @@ class TagBlock:
             hit = self._closeset.at(buf, i, cur.final)
             if hit == MORE:
                 return False
-            if hit != NONE:
-                cur.take(i + len(d.close))
+            if isinstance(hit, str):
+                cur.take(i + len(hit))
                 if self._made == 0:
                     self._ctx.calls.malformed(
                         "malformed_tool_call", "the block holds no call", cur.raw(), self._ctx.prose
                     )
                 return True
             if d.xml is not None and st == _BODY:
-                g = d.xml
-                if g.func_open is None or buf.startswith(g.func_open, i):
-                    self._xml = XmlReader(self._ctx.calls, g)
+                starts = d.xml.function_starts(buf, i, cur.final)
+                if starts is None:
+                    return False
+                if starts:
+                    self._xml = XmlReader(self._ctx.calls, d.xml)
                     self._state = _XML
                     continue
-                if (
-                    not cur.final
-                    and len(buf) - i < len(g.func_open)
-                    and g.func_open.startswith(buf[i:])
-                ):
-                    return False
             self._state = _JUNK
 
     def _abandon(self, call: int | None, args_complete: bool) -> None:
@@ -199,7 +199,7 @@ class TagBlock:
         elif raw.strip():
             calls.error("unclosed_tool_call", "the input ended inside the call block", raw)
         else:
-            calls.error("missing_close_marker", f"the input ended before {self._d.close}", "")
+            calls.error("missing_close_marker", f"the input ended before {self._d.close[0]}", "")
 
 
 # --------------------------------------------------------------------------
@@ -220,85 +220,94 @@ def _glm_confirm(buf: str, i: int, final: bool) -> bool | None:
     return None if k == MORE else k >= 0
 
 
-def _tag_parser(
+def tag_parser(
     dialect: TagDialect, confirm: Callable[[str, int, bool], bool | None]
 ) -> Callable[[ParserOptions], ToolCallParser]:
+    """A parser factory for a block dialect: one opener per open spelling."""
+
+    def section(ctx: SectionContext, _marker: str) -> TagBlock:
+        return TagBlock(ctx, dialect)
+
+    openers = tuple(Opener(m, section, confirm) for m in dialect.open)
+
     def make(options: ParserOptions) -> ToolCallParser:
-        opener = Opener(dialect.open, lambda ctx, _m: TagBlock(ctx, dialect), confirm)
-        return InlineParser(options, (opener,))
+        return InlineParser(options, openers)
 
     return make
 
 
-_HERMES = TagDialect("<tool_call>", "</tool_call>", json=True, xml=QWEN)
-_GLM = TagDialect("<tool_call>", "</tool_call>", json=True, xml=GLM)
+_HERMES = TagDialect(("<tool_call>",), ("</tool_call>",), json=True, xml=QWEN)
+_GLM = TagDialect(("<tool_call>",), ("</tool_call>",), json=True, xml=GLM)
 _JSON_OR_XML = body_starts("{", "[", "```", "<function=")
 
 register(
     "hermes",
-    _tag_parser(_HERMES, _JSON_OR_XML),
+    tag_parser(_HERMES, _JSON_OR_XML),
     aliases=("qwen", "qwen2.5", "qwen3", "granite4", "hermes2_pro"),
     reasoning="think",
 )
 register(
     "qwen3_coder",
-    _tag_parser(_HERMES, _JSON_OR_XML),
+    tag_parser(_HERMES, _JSON_OR_XML),
     aliases=("qwen3_xml", "qwen3.5"),
     reasoning="think",
     calls_in_reasoning="extract",
 )
 register(
     "glm45",
-    _tag_parser(_GLM, _glm_confirm),
+    tag_parser(_GLM, _glm_confirm),
     aliases=("glm4_moe", "glm46"),
     reasoning="think",
     calls_in_reasoning="extract",
 )
 register(
     "glm47",
-    _tag_parser(_GLM, _glm_confirm),
+    tag_parser(_GLM, _glm_confirm),
     reasoning="think",
     calls_in_reasoning="extract",
 )
 
 
 # Block dialects beyond the Qwen family: same section, other markers.
-_TOOL_CALLS = TagDialect("<tool_calls>", "</tool_calls>", json=True, xml=None)
-_MINIMAX_M2 = TagDialect("<minimax:tool_call>", "</minimax:tool_call>", json=False, xml=MINIMAX)
-_SEED = TagDialect(
-    "<seed:tool_call>",
-    "</seed:tool_call>",
-    json=True,
-    xml=replace(QWEN, block_close="</seed:tool_call>"),
+_TOOL_CALLS = TagDialect(("<tool_calls>",), ("</tool_calls>",), json=True, xml=None)
+_MINIMAX_M2 = TagDialect(
+    ("<minimax:tool_call>",), ("</minimax:tool_call>",), json=False, xml=MINIMAX
 )
-_INTERNLM = TagDialect("<|action_start|><|plugin|>", "<|action_end|>", json=True, xml=None)
+_SEED = TagDialect(
+    ("<seed:tool_call>",),
+    ("</seed:tool_call>",),
+    json=True,
+    xml=replace(QWEN, block_close=("</seed:tool_call>",)),
+)
+_INTERNLM = TagDialect(("<|action_start|><|plugin|>",), ("<|action_end|>",), json=True, xml=None)
 
-register("jamba", _tag_parser(_TOOL_CALLS, body_starts("[", "{")))
+register("jamba", tag_parser(_TOOL_CALLS, body_starts("[", "{")))
 register(
     "minimax",
-    _tag_parser(_TOOL_CALLS, body_starts("[", "{")),
+    tag_parser(_TOOL_CALLS, body_starts("[", "{")),
     aliases=("minimax_m1",),
     reasoning="think",
 )
 register(
     "minimax_m2",
-    _tag_parser(_MINIMAX_M2, body_starts('<invoke name="')),
+    tag_parser(_MINIMAX_M2, body_starts('<invoke name="')),
     reasoning="think",
     interleaved_reasoning=True,
     calls_in_reasoning="extract",
 )
-register("seed_oss", _tag_parser(_SEED, body_starts("<function=", "{")), reasoning="seed")
-register("internlm", _tag_parser(_INTERNLM, body_starts("{")), aliases=("internlm2",))
+register("seed_oss", tag_parser(_SEED, body_starts("<function=", "{")), reasoning="seed")
+register("internlm", tag_parser(_INTERNLM, body_starts("{")), aliases=("internlm2",))
 
 
 def _delimited(options: ParserOptions) -> ToolCallParser:
     """Custom block markers: ``open``/``close`` options, ``body="json"|"xml"``."""
     if not options.open or not options.close:
         raise ValueError("the delimited parser needs the open= and close= options")
-    xml = replace(QWEN, block_close=options.close) if options.body == "xml" else None
-    dialect = TagDialect(options.open, options.close, json=options.body == "json", xml=xml)
+    close = (options.close,)
+    xml = replace(QWEN, block_close=close) if options.body == "xml" else None
+    dialect = TagDialect((options.open,), close, json=options.body == "json", xml=xml)
     starts = ("<function=",) if xml is not None else ("{", "[", "```")
-    return _tag_parser(dialect, body_starts(*starts))(options)
+    return tag_parser(dialect, body_starts(*starts))(options)
 
 
 register("delimited", _delimited)

@@ -2,13 +2,16 @@
 
 Qwen3-Coder writes ``<function=NAME><parameter=KEY>value</parameter></function>``,
 GLM ``NAME<arg_key>KEY</arg_key><arg_value>value</arg_value>``, MiniMax M2
-``<invoke name="NAME"><parameter name="KEY">value</parameter></invoke>``.
+``<invoke name="NAME"><parameter name="KEY">value</parameter></invoke>``,
+DeepSeek V3.2 the same with ``<｜DSML｜`` prefixes and a ``string`` attribute.
 One reader, parameterised by an :class:`XmlGrammar`, handles all of them.
 
 JSON is synthesised in source order (reference §2.4): ``{`` at the function
 header, ``"key": `` when a parameter opens, the value, ``}`` at the function
 close. String values stream as they arrive (JSON-escaped); typed values are
-converted when their parameter closes (:func:`schema.convert_value`).
+converted when their parameter closes (:func:`schema.convert_value`). A
+value's type is the one its parameter tag declares (DSML ``string="false"``)
+if any, else the one the tool schema gives.
 
 Values are raw text, so a value may contain a closing tag literally. A closer
 is structural only when what follows confirms it (reference §6.3):
@@ -21,6 +24,7 @@ the bound the closer counts as structural.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .calls import Calls
@@ -28,46 +32,86 @@ from .jsonargs import BAD, DONE
 from .scanner import BOUND, END, MORE, Cursor, MarkerSet, expect_after_ws
 from .schema import convert_value
 
-__all__ = ["GLM", "MINIMAX", "QWEN", "XmlGrammar", "XmlReader"]
+__all__ = ["GLM", "MINIMAX", "QWEN", "ParamHeader", "XmlGrammar", "XmlReader", "plain_key"]
 
 # Longest function name or parameter key accepted before the markup counts as broken.
 MAX_NAME = 256
+
+ParamHeader = Callable[[str], "tuple[str, tuple[str, ...] | None] | None"]
+"""Reads the text between a parameter opener and its key terminator into
+``(key, declared types)``; declared types ``None`` leave typing to the
+schema. ``None`` when the text names no parameter."""
+
+
+def plain_key(text: str) -> tuple[str, tuple[str, ...] | None] | None:
+    """A parameter header that is just the key: no declared type."""
+    key = text.strip()
+    return (key, None) if key else None
 
 
 @dataclass(frozen=True, slots=True)
 class XmlGrammar:
     """The markers of one XML call dialect.
 
-    ``func_open`` ``None`` means the function name is the first line of the
-    block (GLM); its name then ends at a newline, a parameter or the block
-    close. ``func_close`` ``None`` means the block close ends the function.
+    Tag markers are tuples of accepted spellings (DSML has several); the
+    first spelling is the canonical one, used in messages. ``func_open``
+    empty means the function name is the first line of the block (GLM); its
+    name then ends at a newline, a parameter or the block close.
+    ``func_close`` empty means the block close ends the function.
+    ``param_header`` reads the parameter key and the type its tag declares.
     """
 
-    func_open: str | None
+    func_open: tuple[str, ...]
     name_end: str
-    param_open: str
+    param_open: tuple[str, ...]
     key_end: str
     value_open: str
-    param_close: str
-    func_close: str | None
-    block_close: str
+    param_close: tuple[str, ...]
+    func_close: tuple[str, ...]
+    block_close: tuple[str, ...]
+    param_header: ParamHeader = plain_key
+
+    def function_starts(self, buf: str, i: int, final: bool) -> bool | None:
+        """Whether a function opener starts at ``buf[i]`` (``None``: undecided)."""
+        if not self.func_open:
+            return True
+        rest = buf[i : i + max(map(len, self.func_open))]
+        if any(rest.startswith(m) for m in self.func_open):
+            return True
+        if not final and any(m.startswith(rest) for m in self.func_open):
+            return None
+        return False
 
 
 QWEN = XmlGrammar(
-    "<function=", ">", "<parameter=", ">", "", "</parameter>", "</function>", "</tool_call>"
+    func_open=("<function=",),
+    name_end=">",
+    param_open=("<parameter=",),
+    key_end=">",
+    value_open="",
+    param_close=("</parameter>",),
+    func_close=("</function>",),
+    block_close=("</tool_call>",),
 )
 GLM = XmlGrammar(
-    None, "\n", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", None, "</tool_call>"
+    func_open=(),
+    name_end="\n",
+    param_open=("<arg_key>",),
+    key_end="</arg_key>",
+    value_open="<arg_value>",
+    param_close=("</arg_value>",),
+    func_close=(),
+    block_close=("</tool_call>",),
 )
 MINIMAX = XmlGrammar(
-    '<invoke name="',
-    '">',
-    '<parameter name="',
-    '">',
-    "",
-    "</parameter>",
-    "</invoke>",
-    "</minimax:tool_call>",
+    func_open=('<invoke name="',),
+    name_end='">',
+    param_open=('<parameter name="',),
+    key_end='">',
+    value_open="",
+    param_close=("</parameter>",),
+    func_close=("</invoke>",),
+    block_close=("</minimax:tool_call>",),
 )
 
 _FUNC, _FNAME, _PARAMS, _KEY, _VOPEN, _VALUE = range(6)
@@ -110,11 +154,11 @@ class XmlReader:
         g = grammar
         self._calls = calls
         self._g = g
-        self._state = _FNAME if g.func_open is None else _FUNC
-        if g.func_open is None:
-            self._name_set = MarkerSet((g.name_end, g.param_open, g.block_close))
-        else:
+        self._state = _FUNC if g.func_open else _FNAME
+        if g.func_open:
             self._name_set = MarkerSet((g.name_end,))
+        else:
+            self._name_set = MarkerSet((g.name_end, *g.param_open, *g.block_close))
         self._fname = ""
         self._known: frozenset[str] = frozenset()
         self._nparams = 0
@@ -156,10 +200,9 @@ class XmlReader:
             if i >= len(buf):
                 return MORE
             if st == _FUNC:
-                assert g.func_open is not None
-                opts: tuple[str, ...] = (g.func_open, g.block_close)
+                opts = g.func_open + g.block_close
             elif st == _PARAMS:
-                opts = (g.param_open, g.func_close or g.block_close, g.block_close)
+                opts = g.param_open + g.func_close + g.block_close
             else:  # _VOPEN
                 opts = (g.value_open,)
             k, j = expect_after_ws(buf, i, final, opts)
@@ -167,17 +210,18 @@ class XmlReader:
                 return MORE
             if k < 0:
                 return BAD
-            cur.take(j + len(opts[k]))
+            marker = opts[k]
+            cur.take(j + len(marker))
             if st == _FUNC:
-                if k == 1:
+                if marker in g.block_close:
                     return DONE
                 self._state = _FNAME
             elif st == _PARAMS:
-                if k == 0:
+                if marker in g.param_open:
                     self._state = _KEY
                 else:
                     self._close_function(cur)
-                    if opts[k] == g.block_close:
+                    if marker in g.block_close:
                         return DONE
                     self._state = _FUNC
             else:
@@ -210,19 +254,25 @@ class XmlReader:
             tools = self._calls.tools
             self._known = tools.param_names(name) if tools is not None else frozenset()
             self._state = _PARAMS
+            return DONE
+        header = g.param_header(name)
+        if header is None:
+            return BAD
+        key, declared = header
+        cur.take(j + len(marker))
+        # A type the tag declares wins over the schema's.
+        tools = self._calls.tools
+        if declared is None and tools is not None:
+            declared = tools.param_types(self._fname, key)
+        self._types = declared
+        sep = ", " if self._nparams else ""
+        self._nparams += 1
+        assert self.call is not None
+        self._calls.args(self.call, f"{sep}{json.dumps(key, ensure_ascii=False)}: ")
+        if g.value_open:
+            self._state = _VOPEN
         else:
-            cur.take(j + len(marker))
-            key = name
-            tools = self._calls.tools
-            self._types = tools.param_types(self._fname, key) if tools is not None else None
-            sep = ", " if self._nparams else ""
-            self._nparams += 1
-            assert self.call is not None
-            self._calls.args(self.call, f"{sep}{json.dumps(key, ensure_ascii=False)}: ")
-            if g.value_open:
-                self._state = _VOPEN
-            else:
-                self._start_value()
+            self._start_value()
         return DONE
 
     def _close_function(self, cur: Cursor) -> None:
@@ -247,11 +297,9 @@ class XmlReader:
         self._parts.clear()
         self._lead = True
         self._nl = False
-        ends = [g.param_close]
-        if g.func_close is not None:
-            ends.append(g.func_close)
+        ends = g.param_close + g.func_close
         if self._known:
-            ends.append(g.param_open)
+            ends += g.param_open
         self._vmarkers = MarkerSet(ends)
         self._state = _VALUE
 
@@ -277,7 +325,7 @@ class XmlReader:
                 self._value_text(cur.take(i + len(marker)))
                 continue
             self._end_value()
-            if marker == g.param_close:
+            if marker in g.param_close:
                 cur.take(i + len(marker))
             self._state = _PARAMS
             return DONE
@@ -286,26 +334,26 @@ class XmlReader:
         """Whether the closer candidate at ``i`` is structural (``None``: undecided)."""
         g = self._g
         end = i + len(marker)
-        if marker == g.param_close:
-            opts = (g.param_open, g.func_close or g.block_close)
+        if marker in g.param_close:
+            opts = g.param_open + (g.func_close or g.block_close)
             k, j = expect_after_ws(buf, end, final, opts)
-            if k == 1 and g.func_close is not None:
-                return self._func_close_confirmed(buf, j, final)
+            if k >= 0 and opts[k] in g.func_close:
+                return self._func_close_confirmed(buf, j + len(opts[k]), final)
             return _verdict(k)
-        if marker == g.func_close:
-            return self._func_close_confirmed(buf, i, final)
+        if marker in g.func_close:
+            return self._func_close_confirmed(buf, end, final)
         # An opening parameter tag: closes the value only for a known key.
-        start = end
-        j = buf.find(g.key_end, start, start + MAX_NAME + len(g.key_end))
+        j = buf.find(g.key_end, end, end + MAX_NAME + len(g.key_end))
         if j < 0:
-            return None if (not final and len(buf) - start <= MAX_NAME) else False
-        return buf[start:j].strip() in self._known
+            return None if (not final and len(buf) - end <= MAX_NAME) else False
+        header = g.param_header(buf[end:j])
+        return header is not None and header[0] in self._known
 
-    def _func_close_confirmed(self, buf: str, i: int, final: bool) -> bool | None:
+    def _func_close_confirmed(self, buf: str, end: int, final: bool) -> bool | None:
+        """Whether a function closer ending at ``end`` is followed by the block
+        close or the next function."""
         g = self._g
-        assert g.func_close is not None
-        opts = (g.block_close,) if g.func_open is None else (g.block_close, g.func_open)
-        k, _ = expect_after_ws(buf, i + len(g.func_close), final, opts)
+        k, _ = expect_after_ws(buf, end, final, g.block_close + g.func_open)
         return _verdict(k)
 
     def _value_text(self, s: str) -> None:
