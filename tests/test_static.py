@@ -1,0 +1,33 @@
+"""The code is typed and linted: ``mypy --strict`` (over the ``files`` that
+pyproject.toml names: the package and its tests) and ``ruff check`` report
+nothing.
+
+They run as tests so that the README's one test command, which CI runs,
+holds every change to that. The versions of both tools are bounded in the
+``dev`` extra, so a new release cannot fail a run that changed nothing.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from .support import REPO
+
+
+def _run(*command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", *command], cwd=REPO, capture_output=True, text=True, check=False
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("mypy", "--strict"), ("ruff", "check", ".")],
+    ids=["mypy-strict", "ruff"],
+)
+def test_tool_reports_nothing(command: tuple[str, ...]) -> None:
+    result = _run(*command)
+    assert result.returncode == 0, result.stdout + result.stderr
