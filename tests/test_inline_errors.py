@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
-from streamnorm.inline import get_parser
+from streamnorm.events import Done
+from streamnorm.inline import CallArgs, CallClose, ParseError, TextPiece, get_parser
+from streamnorm.messages import StopReason, TextBlock, ToolCallBlock
 
-from .test_inline_samples import Call, fold, random_splits
+from .test_inline_samples import Call, fold, random_splits, run_stream, upstream
 
 D = "｜DSML｜"
 CUT = 'Writing it.\n<tool_call>\n{"name": "write", "arguments": {"content": "Filing'
@@ -343,6 +345,40 @@ CASES = [
         (),
         (("unclosed_tool_call", '<tool_call>[{"na'),),
     ),
+    # -- MiniMax M2: a cut inside the invoke header is a cut call, not text
+    Case(
+        "minimax-m2-cut-in-invoke-opener",
+        "minimax_m2",
+        "Hi <minimax:tool_call>\n<inv",
+        "Hi ",
+        (),
+        (("unclosed_tool_call", "<minimax:tool_call>\n<inv"),),
+    ),
+    Case(
+        "minimax-m2-cut-in-invoke-opener-as-text",
+        "minimax_m2",
+        "Hi <minimax:tool_call>\n<inv",
+        "Hi <minimax:tool_call>\n<inv",
+        (),
+        (),
+        options={"on_malformed": "text"},
+    ),
+    Case(
+        "minimax-m2-cut-before-name-quote",
+        "minimax_m2",
+        "<minimax:tool_call>\n<invoke name=",
+        "",
+        (),
+        (("unclosed_tool_call", "<minimax:tool_call>\n<invoke name="),),
+    ),
+    Case(
+        "minimax-m2-prose-mention",
+        "minimax_m2",
+        "Use <minimax:tool_call> tags; <minimax:tool_call> <i>too</i>.",
+        "Use <minimax:tool_call> tags; <minimax:tool_call> <i>too</i>.",
+        (),
+        (),
+    ),
     # -- unknown tool: reported, the call kept
     Case(
         "hermes-unknown-tool",
@@ -352,6 +388,190 @@ CASES = [
         (("rm_rf", "{}", None),),
         (("unknown_tool", "rm_rf"),),
         options={"tools": [{"type": "function", "function": {"name": "ls"}}]},
+    ),
+]
+
+
+# -- JSON call lists, read by one shared reader for mistral (legacy form),
+# phi4_mini and granite: a bad entry costs only itself, and the list's
+# brackets and separators never reach the text (reference §2.5, §2.6).
+A = '{"name": "a", "arguments": {"x": 1}}'
+B = '{"name": "b", "arguments": {}}'
+U = '{"arguments": {"y": 2}}'  # an entry without a name
+CALL_A: Call = ("a", '{"x": 1}', None)
+CALL_B: Call = ("b", "{}", None)
+LIST_OPENERS = {"mistral": "[TOOL_CALLS] ", "phi4_mini": "functools", "granite": "<tool_call>"}
+AS_TEXT = {"on_malformed": "text"}
+
+
+def list_cases(dialect: str, op: str) -> list[Case]:
+    """The same list shapes for each dialect; ``op`` is its list opener."""
+    # `[TOOL_CALLS]` counts only before `[{` (prose may mention the token):
+    # a list that starts otherwise stays text there.
+    prose_rule = dialect == "mistral"
+
+    def case(
+        name: str,
+        body: str,
+        text: str,
+        calls: tuple[Call, ...],
+        errors: tuple[tuple[str, str | None], ...],
+        **options: Any,
+    ) -> Case:
+        return Case(
+            f"{dialect}-list-{name}", dialect, "Hi " + op + body, text, calls, errors, **options
+        )
+
+    def unconfirmed(name: str, body: str) -> Case:
+        return case(name, body, "Hi " + op + body, (), ())
+
+    cases = [
+        case(
+            "unnamed-first", f"[{U}, {A}] bye", "Hi  bye", (CALL_A,), (("malformed_tool_call", U),)
+        ),
+        case(
+            "unnamed-first-as-text",
+            f"[{U}, {A}] bye",
+            f"Hi {U} bye",
+            (CALL_A,),
+            (),
+            options=AS_TEXT,
+        ),
+        case(
+            "unnamed-middle",
+            f"[{A}, {U}, {B}] bye",
+            "Hi  bye",
+            (CALL_A, CALL_B),
+            (("malformed_tool_call", U),),
+        ),
+        case(
+            "unnamed-middle-as-text",
+            f"[{A}, {U}, {B}] bye",
+            f"Hi {U} bye",
+            (CALL_A, CALL_B),
+            (),
+            options=AS_TEXT,
+        ),
+        case("unnamed-last", f"[{A},{U}]", "Hi ", (CALL_A,), (("malformed_tool_call", U),)),
+        case(
+            "not-objects",
+            f'[{A}, 1, "s]x", null, {B}]',
+            "Hi ",
+            (CALL_A, CALL_B),
+            (
+                ("malformed_tool_call", "1"),
+                ("malformed_tool_call", '"s]x"'),
+                ("malformed_tool_call", "null"),
+            ),
+        ),
+        case(
+            "unreadable-entry",
+            f'[{A}, {{"name": 5, "arguments": {{"z": "}}]"}}}}, {B}]',
+            "Hi ",
+            (CALL_A, CALL_B),
+            (("malformed_tool_call", '{"name": 5, "arguments": {"z": "}]"}}'),),
+        ),
+        case(
+            "entry-broken-after-name",
+            f'[{A}, {{"name": "c" "arguments": {{}}}}, {B}]',
+            "Hi ",
+            (CALL_A, ("c", "", "incomplete"), CALL_B),
+            (("malformed_tool_call", '{"name": "c" "arguments": {}}'),),
+        ),
+        case(
+            "no-call",
+            f"[{U}, 2] bye",
+            "Hi  bye",
+            (),
+            (("malformed_tool_call", f"{op}[{U}, 2]"),),
+        ),
+        case("no-call-as-text", f"[{U}, 2] bye", f"Hi {op}[{U}, 2] bye", (), (), options=AS_TEXT),
+        # -- the same cut by the end of the input (a length stop)
+        case(
+            "cut-after-unnamed",
+            f"[{A}, {U}",
+            "Hi ",
+            (CALL_A,),
+            (("malformed_tool_call", U), ("missing_close_marker", "")),
+        ),
+        case(
+            "cut-after-number",
+            f"[{A}, 12",
+            "Hi ",
+            (CALL_A,),
+            (("malformed_tool_call", "12"), ("missing_close_marker", "")),
+        ),
+        case(
+            "cut-in-unnamed",
+            f'[{A}, {{"argu',
+            "Hi ",
+            (CALL_A,),
+            (("unclosed_tool_call", '{"argu'),),
+        ),
+        case(
+            "cut-in-unnamed-as-text", f'[{A}, {{"argu', 'Hi {"argu', (CALL_A,), (), options=AS_TEXT
+        ),
+        case("cut-in-string", f'[{A}, "s]', "Hi ", (CALL_A,), (("unclosed_tool_call", '"s]'),)),
+        case(
+            "cut-no-call",
+            f'[{U}, {{"na',
+            "Hi ",
+            (),
+            (("unclosed_tool_call", f'{op}[{U}, {{"na'),),
+        ),
+        case("cut-no-call-as-text", f'[{U}, {{"na', f'Hi {op}[{U}, {{"na', (), (), options=AS_TEXT),
+        case(
+            "cut-after-call",
+            f"[{U}, {A}",
+            "Hi ",
+            (CALL_A,),
+            (("malformed_tool_call", U), ("missing_close_marker", "")),
+        ),
+        case("cut-after-bracket", "[ ", "Hi ", (), (("unclosed_tool_call", f"{op}[ "),)),
+    ]
+    if prose_rule:
+        cases += [unconfirmed("empty", "[] bye"), unconfirmed("number-first", f"[1, {A}] bye")]
+    else:
+        cases += [
+            case("empty", "[] bye", "Hi  bye", (), (("malformed_tool_call", f"{op}[]"),)),
+            case("empty-as-text", "[] bye", f"Hi {op}[] bye", (), (), options=AS_TEXT),
+            case(
+                "number-first",
+                f"[1, {A}] bye",
+                "Hi  bye",
+                (CALL_A,),
+                (("malformed_tool_call", "1"),),
+            ),
+        ]
+    return cases
+
+
+CASES += [c for d, op in LIST_OPENERS.items() for c in list_cases(d, op)]
+CASES += [
+    # A call opener between entries, or right after a scalar entry, ends the list.
+    Case(
+        "granite-list-cut-by-next-opener",
+        "granite",
+        f"<tool_call>[{A}, 1<tool_call>[{B}]",
+        "",
+        (CALL_A, CALL_B),
+        (("malformed_tool_call", "1"), ("missing_close_marker", "")),
+    ),
+    Case(
+        "mistral-list-cut-by-next-opener",
+        "mistral",
+        f"[TOOL_CALLS] [{A}, [TOOL_CALLS] [{B}]",
+        "",
+        (CALL_A, CALL_B),
+        (("missing_close_marker", ""),),
+    ),
+    Case(
+        "mistral-scalar-arguments-end-at-next-opener",
+        "mistral",
+        "[TOOL_CALLS]f[ARGS]123[TOOL_CALLS]g[ARGS]{}",
+        "",
+        (("f", "123", None), ("g", "{}", None)),
+        (),
     ),
 ]
 
@@ -392,3 +612,37 @@ def test_finish_twice_and_push_after_finish_raise() -> None:
         p.finish()
     with pytest.raises(RuntimeError):
         p.push_text("x")
+
+
+@pytest.mark.parametrize("dialect", sorted(LIST_OPENERS))
+def test_list_entry_before_the_first_call_comes_first(dialect: str) -> None:
+    """An unnamed entry ahead of the list's first call is reported (or becomes
+    text) before that call opens, in source order, for any split."""
+    src = "Hi " + LIST_OPENERS[dialect] + f"[{U}, {A}] bye"
+    for options, want in (
+        ({}, [TextPiece, ParseError, "a", TextPiece]),
+        (AS_TEXT, [TextPiece, "a", TextPiece]),
+    ):
+        for chunks in [[src], list(src), *random_splits(src, 50, seed=3)]:
+            order: list[object] = []
+            for p in fold(dialect, chunks, **options).pieces:
+                kind: object = getattr(p, "name", type(p))
+                framing = isinstance(p, (CallArgs, CallClose))
+                if not framing and (not order or order[-1] != kind):
+                    order.append(kind)
+            assert order == want, chunks
+
+
+@pytest.mark.parametrize("dialect", sorted(LIST_OPENERS))
+def test_list_cut_by_length_through_the_stream(dialect: str) -> None:
+    """Reference §6.8: a list cut inside an unnamed entry keeps its whole calls,
+    reports the cut entry, leaks no list framing, and the stop reason stays."""
+    src = "Hi " + LIST_OPENERS[dialect] + f'[{A}, {U}, {{"na'
+    events = run_stream(dialect, upstream(list(src), stop=StopReason.LENGTH))
+    done = events[-1]
+    assert isinstance(done, Done)
+    assert done.message.stop_reason == StopReason.LENGTH
+    content = done.message.content
+    assert "".join(b.text for b in content if isinstance(b, TextBlock)) == "Hi "
+    calls = [(b.name, b.raw_arguments, b.error) for b in content if isinstance(b, ToolCallBlock)]
+    assert calls == [CALL_A]

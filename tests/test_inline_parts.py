@@ -114,6 +114,25 @@ def test_raw_value_ends_and_stops() -> None:
     assert (j, status) == (8, MORE)  # the lone backslash is held
 
 
+def test_raw_value_scalar_ends_at_a_stop_marker() -> None:
+    """A scalar is complete where a stop marker begins; a character that only
+    might begin one is held, and one that does not is part of the scalar."""
+    stop = MarkerSet(["[TOOL_CALLS]"])
+    assert RawValue(stop).scan("123[TOOL_CALLS]g", 0, False) == (3, DONE)
+    assert RawValue(stop).scan("123[TOOL", 0, False) == (3, MORE)
+    assert RawValue(stop).scan("123[TOOL", 0, True) == (8, DONE)
+    assert RawValue(stop).scan("1[2] ", 0, False) == (3, DONE)
+    assert RawValue().scan("123[TOOL_CALLS]", 0, False) == (14, DONE)  # no stop: up to `]`
+
+
+def test_raw_value_resumes_inside_open_containers() -> None:
+    """``depth`` finds the end of a container another reader began."""
+    assert RawValue(depth=1).scan('"}" x} tail', 0, False) == (6, DONE)
+    assert RawValue(depth=2).scan("1}, [2]} tail", 0, False) == (8, DONE)
+    v = RawValue(MarkerSet(["<tool_call>"]), depth=1)
+    assert v.scan("x <tool_call>", 0, False) == (2, STOPPED)
+
+
 def test_string_decoder_holds_cut_escapes_and_pairs() -> None:
     d = StringDecoder()
     assert d.scan("ab\\u00", 0, False) == (2, "ab", False)

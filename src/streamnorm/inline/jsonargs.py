@@ -17,6 +17,7 @@ jumps to the next bracket or quote):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from .calls import Calls
 from .scanner import MORE, NONE, Cursor, MarkerSet, skip_ws
@@ -41,18 +42,24 @@ class RawValue:
 
     ``stop`` markers (a dialect's close markers) end the scan when they appear
     outside strings before the value is complete: an unbalanced value then
-    cannot swallow the rest of the output.
+    cannot swallow the rest of the output. A scalar is complete where a stop
+    marker begins.
+
+    ``depth`` > 0 resumes inside that many open containers: it finds the end
+    of a container whose start another reader already consumed (the rest of
+    a call object that turned out unreadable).
     """
 
-    __slots__ = ("_depth", "_in_str", "_mode", "_stop", "_struct")
+    __slots__ = ("_depth", "_in_str", "_mode", "_scalar_end", "_stop", "_struct")
 
-    def __init__(self, stop: MarkerSet | None = None) -> None:
-        self._mode = _NEW
-        self._depth = 0
+    def __init__(self, stop: MarkerSet | None = None, depth: int = 0) -> None:
+        self._mode = _CONTAINER if depth > 0 else _NEW
+        self._depth = depth
         self._in_str = False
         self._stop = stop
         extra = "".join(re.escape(c) for c in sorted({m[0] for m in stop.markers})) if stop else ""
         self._struct = re.compile(r'["{}\[\]' + extra + "]")
+        self._scalar_end = re.compile(r"[,}\]\s" + extra + "]") if extra else _SCALAR_END
 
     def scan(self, buf: str, i: int, final: bool) -> tuple[int, int]:
         """``(j, status)``: ``buf[i:j]`` belongs to the value; status is
@@ -71,12 +78,21 @@ class RawValue:
                 i += 1
             else:
                 self._mode = _SCALAR
-        if self._mode == _SCALAR:
-            m = _SCALAR_END.search(buf, i)
-            if m is not None:
-                return m.start(), DONE
-            return n, (DONE if final else MORE)
         stop = self._stop
+        if self._mode == _SCALAR:
+            while True:
+                m = self._scalar_end.search(buf, i)
+                if m is None:
+                    return n, (DONE if final else MORE)
+                k = m.start()
+                if stop is None or buf[k] not in stop.first:
+                    return k, DONE
+                hit = stop.at(buf, k, final)
+                if hit == MORE:
+                    return k, MORE
+                if hit != NONE:
+                    return k, DONE
+                i = k + 1
         while True:
             if self._in_str:
                 m = _STRING_STOP.search(buf, i)
@@ -198,10 +214,15 @@ class CallObject:
 
     ``feed`` returns :data:`MORE`, :data:`DONE` (object over, call closed),
     :data:`STOPPED` (a stop marker cut the arguments) or :data:`BAD`.
-    After ``BAD``/``STOPPED`` the caller decides how to close :attr:`call`.
+    After ``BAD``/``STOPPED`` the caller decides how to close :attr:`call`;
+    after ``BAD`` the cursor is outside any value, :attr:`depth` objects deep.
+
+    ``before_open`` runs once the name is known, just before the call opens,
+    so a caller can emit what precedes the call in source order first.
     """
 
     __slots__ = (
+        "_before_open",
         "_calls",
         "_frames",
         "_held",
@@ -218,8 +239,14 @@ class CallObject:
         "name",
     )
 
-    def __init__(self, calls: Calls, stop: MarkerSet | None = None) -> None:
+    def __init__(
+        self,
+        calls: Calls,
+        stop: MarkerSet | None = None,
+        before_open: Callable[[], None] | None = None,
+    ) -> None:
         self._calls = calls
+        self._before_open = before_open
         self._stop = stop
         self._state = _OPEN
         self._frames = 0
@@ -233,6 +260,11 @@ class CallObject:
         self.name: str | None = None
         self.call: int | None = None
         self.args_done = False
+
+    @property
+    def depth(self) -> int:
+        """Objects open at the cursor (2 inside ``{"function": {…}}``)."""
+        return self._frames
 
     def _emit_args(self, s: str) -> None:
         if not s:
@@ -360,6 +392,8 @@ class CallObject:
         if not name:
             return
         self.name = name
+        if self._before_open is not None:
+            self._before_open()
         self.call = self._calls.open(name)
         if self._held:
             self._calls.args(self.call, "".join(self._held))

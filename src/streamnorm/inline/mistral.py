@@ -23,7 +23,7 @@ from .base import ParserOptions, ToolCallParser, register
 from .calls import SectionContext
 from .engine import InlineParser, Opener
 from .jsonargs import DONE, STOPPED, CallObject, RawValue
-from .scanner import MAX_WS, MORE, MarkerSet, body_starts, skip_ws
+from .scanner import MAX_WS, MORE, NONE, MarkerSet, body_starts, skip_ws
 
 __all__ = ["MistralSection", "mistral_call_id"]
 
@@ -32,7 +32,9 @@ _HEADER_END = MarkerSet(("[ARGS]", "[CALL_ID]", "{", "\n"))
 _STOP = MarkerSet((OPEN,))
 _MAX_HEADER = 256
 
-_START, _LIST, _OBJ, _HEADER, _ID, _ARGS = range(6)
+_START, _LIST, _NEXT, _OBJ, _SKIP, _HEADER, _ID, _ARGS = range(8)
+
+_NOT_A_CALL = "list entry is not a call object with a name"
 
 
 def mistral_call_id(response_id: str | None, position: int) -> str:
@@ -41,25 +43,48 @@ def mistral_call_id(response_id: str | None, position: int) -> str:
 
 
 class MistralSection:
-    """What follows one ``[TOOL_CALLS]``: a call list, a call object, or
-    ``name[ARGS]{…}``. Ends after the arguments value.
+    """What follows one call opener: a call list, a call object, or
+    ``name[ARGS]{…}``. Ends after the list's ``]``, the object, or the
+    arguments value.
 
     ``stop`` holds the dialect's call openers: one appearing outside strings
     before a value is complete cuts that value, so an unbalanced value cannot
     swallow the calls after it.
+
+    A list is read entry by entry, so a bad entry costs only itself
+    (reference §2.6). An entry that yields no call — no name, unreadable
+    JSON, a number, a string — is ``malformed_tool_call`` with the entry as
+    ``raw`` (text with ``on_malformed="text"``), and the entries after it are
+    still read; the list's brackets, separators and whitespace are structure
+    and never reach the text. A list (or lone object) that yields no call at
+    all is one malformed block, opener included, like any block without a
+    name. That is only known once a call opens or the list ends, so unnamed
+    entries before the first call are held as spans of the cursor's log and
+    reported just before that call opens, in source order. An entry that
+    breaks off after its call opened closes the call (``incomplete`` unless
+    its arguments were complete) and is reported as an error only: its name
+    and arguments already went into the call.
+
+    After an entry, anything but ``,`` or ``]`` ends the list unclosed
+    (``missing_close_marker``) and is text again, as is a stop marker where
+    an entry would start.
     """
 
     __slots__ = (
+        "_called",
         "_ctx",
+        "_entry",
         "_id_parts",
         "_listed",
         "_name",
         "_obj",
+        "_pending",
+        "_skip",
+        "_skip_named",
         "_state",
         "_stop",
         "_value",
         "call",
-        "made",
     )
 
     def __init__(self, ctx: SectionContext, stop: MarkerSet = _STOP) -> None:
@@ -67,12 +92,16 @@ class MistralSection:
         self._stop = stop
         self._state = _START
         self._listed = False
+        self._called = False  # a call opened in this section
         self._obj: CallObject | None = None
+        self._skip: RawValue | None = None  # reads past the rest of a bad entry
+        self._skip_named = False  # ... whose call had opened
+        self._entry = 0  # index in the cursor's log where the current entry starts
+        self._pending: list[tuple[int, int]] = []  # unnamed entries before any call
         self._value: RawValue | None = None
         self._name = ""
         self._id_parts: list[str] = []
         self.call: int | None = None
-        self.made = 0
 
     def feed(self) -> bool:
         ctx = self._ctx
@@ -80,28 +109,41 @@ class MistralSection:
         while True:
             st = self._state
             if st == _OBJ:
-                assert self._obj is not None
-                r = self._obj.feed(cur)
+                obj = self._obj
+                assert obj is not None
+                r = obj.feed(cur)
                 if r == MORE:
                     return False
-                obj = self._obj
                 self._obj = None
-                if r == DONE and obj.call is not None:
-                    self.made += 1
-                    cur.start_log()
-                    if self._listed:
-                        self._state = _LIST
-                        continue
-                    return True
-                if obj.call is None:
-                    detail = "unreadable call object"
-                    calls.malformed("malformed_tool_call", detail, cur.raw(), ctx.prose)
-                else:
+                if r == DONE:
+                    if obj.call is None:
+                        self._bad_entry(False)
+                    if not self._listed:
+                        return self._end(True)
+                    self._state = _NEXT
+                    continue
+                if obj.call is not None:
                     calls.close(obj.call, None if obj.args_done else "incomplete")
-                    if not obj.args_done:
-                        detail = "the call object broke off before its arguments ended"
-                        calls.error("malformed_tool_call", detail, cur.raw())
-                return True
+                if r == STOPPED:
+                    self._bad_entry(obj.call is not None)
+                    return self._end(False)
+                # Unreadable: skip to the brace that closes the entry.
+                self._skip = RawValue(self._stop, obj.depth)
+                self._skip_named = obj.call is not None
+                self._state = _SKIP
+                continue
+            if st == _SKIP:
+                assert self._skip is not None
+                j, status = self._skip.scan(cur.buf, cur.pos, cur.final)
+                cur.take(j)
+                if status == MORE:
+                    return False
+                self._skip = None
+                self._bad_entry(self._skip_named)
+                if status == STOPPED or not self._listed:
+                    return self._end(status != STOPPED)
+                self._state = _NEXT
+                continue
             if st == _ARGS:
                 assert self.call is not None
                 if self._value is None:
@@ -121,7 +163,6 @@ class MistralSection:
                         cur.raw(),
                     )
                 self.call = None
-                self.made += 1
                 return True
             if st in (_HEADER, _ID):
                 over = self._header()
@@ -139,26 +180,86 @@ class MistralSection:
                     self._listed = True
                     self._state = _LIST
                 elif c == "{":
-                    self._obj = CallObject(calls, self._stop)
-                    self._state = _OBJ
+                    self._begin_entry(c)
                 else:
                     self._state = _HEADER
-            else:  # _LIST: between call objects
-                if c == "{":
-                    self._obj = CallObject(calls, self._stop)
-                    self._state = _OBJ
-                elif c == ",":
+            elif st == _NEXT:  # after an entry
+                if c == ",":
                     cur.take(i + 1)
+                    self._state = _LIST
                 elif c == "]":
                     cur.take(i + 1)
-                    if self.made == 0:
-                        calls.malformed(
-                            "malformed_tool_call", "empty call list", cur.raw(), ctx.prose
-                        )
-                    return True
+                    return self._end(True)
                 else:
-                    calls.error("missing_close_marker", "call list not closed with ']'", "")
-                    return True
+                    return self._end(False)
+            else:  # _LIST: where an entry may start
+                if c == "]":
+                    cur.take(i + 1)
+                    return self._end(True)
+                if c == ",":
+                    cur.take(i + 1)  # an empty slot is framing too
+                    continue
+                if c in self._stop.first:
+                    hit = self._stop.at(buf, i, cur.final)
+                    if hit == MORE:
+                        return False
+                    if hit != NONE:
+                        return self._end(False)
+                self._begin_entry(c)
+
+    def _begin_entry(self, c: str) -> None:
+        """An entry starts at the cursor with ``c``: note where, pick its reader."""
+        cur = self._ctx.cur
+        if self._called:
+            cur.start_log()  # from here on the log (``raw``) is this entry
+        self._entry = len(cur.log) if cur.log is not None else 0
+        if c == "{":
+            self._obj = CallObject(self._ctx.calls, self._stop, self._opening)
+            self._state = _OBJ
+        elif c == "}":
+            cur.take(cur.pos + 1)  # a stray brace is an entry of its own
+            self._bad_entry(False)
+            self._state = _NEXT
+        else:
+            self._skip = RawValue(self._stop)
+            self._skip_named = False
+            self._state = _SKIP
+
+    def _entry_raw(self) -> str:
+        """The current entry's text so far (its span of the cursor's log)."""
+        return "".join(self._ctx.cur.log[self._entry :]) if self._ctx.cur.log else ""
+
+    def _bad_entry(self, named: bool) -> None:
+        """The current entry ended (or broke off) without yielding a whole call."""
+        ctx = self._ctx
+        if named:
+            detail = "the call object broke off before it ended"
+            ctx.calls.error("malformed_tool_call", detail, ctx.cur.raw())
+        elif not self._called:
+            log = ctx.cur.log
+            self._pending.append((self._entry, len(log) if log is not None else 0))
+        else:
+            ctx.calls.malformed("malformed_tool_call", _NOT_A_CALL, self._entry_raw(), ctx.prose)
+
+    def _opening(self) -> None:
+        """A call is about to open, so the section yields one: the unnamed
+        entries held until now are reported one by one, ahead of it."""
+        self._called = True
+        ctx = self._ctx
+        log = ctx.cur.log or []
+        for a, b in self._pending:
+            ctx.calls.malformed("malformed_tool_call", _NOT_A_CALL, "".join(log[a:b]), ctx.prose)
+        self._pending.clear()
+
+    def _end(self, closed: bool) -> bool:
+        """The list (or lone object) is over; ``closed``: by its own ``]``."""
+        ctx = self._ctx
+        if not self._called:
+            detail = "the call list holds no call" if self._listed else "unreadable call object"
+            ctx.calls.malformed("malformed_tool_call", detail, ctx.cur.raw(), ctx.prose)
+        elif self._listed and not closed:
+            ctx.calls.error("missing_close_marker", "call list not closed with ']'", "")
+        return True
 
     def _header(self) -> bool | None:
         """Read ``name`` (and ``[CALL_ID]id``) up to ``[ARGS]`` or ``{``."""
@@ -187,21 +288,27 @@ class MistralSection:
             ctx.calls.malformed("malformed_tool_call", "empty tool name", cur.raw(), ctx.prose)
             return True
         call_id = "".join(self._id_parts).strip() or None
+        self._called = True
         self.call = ctx.calls.open(self._name, call_id)
         self._state = _ARGS
         return None
 
     def finish(self) -> None:
         ctx = self._ctx
-        raw = ctx.cur.raw()
-        if self._obj is not None and self._obj.call is not None:
-            ctx.calls.cut(self._obj.call, self._obj.args_done, raw, ctx.prose)
+        calls, raw = ctx.calls, ctx.cur.raw()
+        obj = self._obj
+        if obj is not None and obj.call is not None:
+            calls.cut(obj.call, obj.args_done, raw, ctx.prose)
         elif self.call is not None:
-            ctx.calls.cut(self.call, False, raw, ctx.prose)
-        elif self._listed and self.made:
-            ctx.calls.error("missing_close_marker", "call list not closed with ']'", "")
-        elif self.made == 0:
-            ctx.calls.cut(None, False, raw, ctx.prose)
+            calls.cut(self.call, False, raw, ctx.prose)
+        elif self._skip is not None and self._skip_named:
+            self._bad_entry(True)
+        elif not self._called:
+            calls.cut(None, False, raw, ctx.prose)  # the whole block: no call in it
+        elif obj is not None or self._skip is not None:
+            calls.cut(None, False, self._entry_raw(), ctx.prose)  # an unnamed entry cut off
+        else:  # between the entries of a list that yielded calls
+            calls.error("missing_close_marker", "call list not closed with ']'", "")
 
 
 class _MistralParser(InlineParser):

@@ -17,7 +17,11 @@ object per line), ``minimax_m2`` (``<minimax:tool_call>`` with
 
 The opener counts only when the body start confirms it (``{``, ``[``,
 ```` ``` ````, ``<function=``, or for GLM a name followed by ``<arg_key>`` or
-the close), so prose that mentions ``<tool_call>`` stays text.
+the close), so prose that mentions ``<tool_call>`` stays text. MiniMax M2
+(like DSML) also counts a body start that the end of input cut off
+(``<minimax:tool_call>\n<inv``): its long ``<invoke name="`` header spans
+several tokens, so a length stop can land inside it, and the call is then
+reported as cut (reference §2.5) instead of its markup falling into the text.
 """
 
 from __future__ import annotations
@@ -290,7 +294,7 @@ register(
 )
 register(
     "minimax_m2",
-    tag_parser(_MINIMAX_M2, body_starts('<invoke name="')),
+    tag_parser(_MINIMAX_M2, body_starts(*MINIMAX.func_open, cut_at_end=True)),
     reasoning="think",
     interleaved_reasoning=True,
     calls_in_reasoning="extract",
