@@ -12,7 +12,14 @@ from typing import Any
 import pytest
 
 from streamnorm.events import Done
-from streamnorm.inline import CallArgs, CallClose, ParseError, TextPiece, get_parser
+from streamnorm.inline import (
+    CallArgs,
+    CallClose,
+    ParseError,
+    ParserOutput,
+    TextPiece,
+    get_parser,
+)
 from streamnorm.messages import StopReason, TextBlock, ToolCallBlock
 
 from .test_inline_samples import Call, fold, random_splits, run_stream, upstream
@@ -576,6 +583,229 @@ CASES += [
 ]
 
 
+# -- The same for the JSON bodies of tag blocks (hermes, jamba, minimax), read
+# by the same entry reader: a JSON list, or a sequence of objects.
+BLOCKS = {
+    "hermes": ("<tool_call>", "</tool_call>"),
+    "jamba": ("<tool_calls>", "</tool_calls>"),
+    "minimax": ("<tool_calls>", "</tool_calls>"),
+}
+
+
+def block_cases(dialect: str, op: str, close: str) -> list[Case]:
+    """List and sequence shapes inside one block; ``op``/``close`` its markers."""
+
+    def case(
+        name: str,
+        body: str,
+        text: str,
+        calls: tuple[Call, ...],
+        errors: tuple[tuple[str, str | None], ...],
+        **options: Any,
+    ) -> Case:
+        return Case(
+            f"{dialect}-block-{name}", dialect, "Hi " + op + body, text, calls, errors, **options
+        )
+
+    def closed(
+        name: str,
+        body: str,
+        text: str,
+        calls: tuple[Call, ...],
+        errors: tuple[tuple[str, str | None], ...],
+        **options: Any,
+    ) -> Case:
+        return case(name, body + close + " bye", text + " bye", calls, errors, **options)
+
+    whole = f"{op}[{U}, 2]{close}"
+    cases = [
+        # -- a JSON list
+        closed("unnamed-first", f"[{U}, {A}]", "Hi ", (CALL_A,), (("malformed_tool_call", U),)),
+        closed("unnamed-first-as-text", f"[{U}, {A}]", f"Hi {U}", (CALL_A,), (), options=AS_TEXT),
+        closed(
+            "unnamed-middle",
+            f"[{A}, {U}, {B}]",
+            "Hi ",
+            (CALL_A, CALL_B),
+            (("malformed_tool_call", U),),
+        ),
+        closed(
+            "unnamed-middle-as-text",
+            f"[{A}, {U}, {B}]",
+            f"Hi {U}",
+            (CALL_A, CALL_B),
+            (),
+            options=AS_TEXT,
+        ),
+        closed("unnamed-last", f"[{A},{U}]", "Hi ", (CALL_A,), (("malformed_tool_call", U),)),
+        closed("unnamed-last-as-text", f"[{A},{U}]", f"Hi {U}", (CALL_A,), (), options=AS_TEXT),
+        closed(
+            "not-objects",
+            f'[{A}, 1, "s]x", null, {B}]',
+            "Hi ",
+            (CALL_A, CALL_B),
+            (
+                ("malformed_tool_call", "1"),
+                ("malformed_tool_call", '"s]x"'),
+                ("malformed_tool_call", "null"),
+            ),
+        ),
+        closed("number-first", f"[1, {A}]", "Hi ", (CALL_A,), (("malformed_tool_call", "1"),)),
+        closed(
+            "unreadable-entry",
+            f'[{A}, {{"name": 5, "arguments": {{"z": "}}]"}}}}, {B}]',
+            "Hi ",
+            (CALL_A, CALL_B),
+            (("malformed_tool_call", '{"name": 5, "arguments": {"z": "}]"}}'),),
+        ),
+        closed(
+            "entry-broken-after-name",
+            f'[{A}, {{"name": "c" "arguments": {{}}}}, {B}]',
+            "Hi ",
+            (CALL_A, ("c", "", "incomplete"), CALL_B),
+            (("malformed_tool_call", '{"name": "c" "arguments": {}}'),),
+        ),
+        closed(
+            "entry-cut-by-close",
+            f'[{A}, {{"name": "c", "arguments": {{"q": [1}}',
+            "Hi ",
+            (CALL_A, ("c", '{"q": [1}', "incomplete")),
+            (("malformed_tool_call", '{"name": "c", "arguments": {"q": [1}'),),
+        ),
+        closed("no-call", f"[{U}, 2]", "Hi ", (), (("malformed_tool_call", whole),)),
+        closed("no-call-as-text", f"[{U}, 2]", f"Hi {whole}", (), (), options=AS_TEXT),
+        closed("empty", "[]", "Hi ", (), (("malformed_tool_call", f"{op}[]{close}"),)),
+        closed("empty-as-text", "[]", f"Hi {op}[]{close}", (), (), options=AS_TEXT),
+        # -- a sequence of objects (one per line, as MiniMax M1 writes them)
+        closed("seq-unnamed-first", f"{U}\n{A}\n", "Hi ", (CALL_A,), (("malformed_tool_call", U),)),
+        closed(
+            "seq-unnamed-first-as-text", f"{U}\n{A}\n", f"Hi {U}", (CALL_A,), (), options=AS_TEXT
+        ),
+        closed(
+            "seq-unnamed-middle",
+            f"{A}\n{U}\n{B}",
+            "Hi ",
+            (CALL_A, CALL_B),
+            (("malformed_tool_call", U),),
+        ),
+        closed(
+            "seq-unnamed-middle-as-text",
+            f"{A}\n{U}\n{B}",
+            f"Hi {U}",
+            (CALL_A, CALL_B),
+            (),
+            options=AS_TEXT,
+        ),
+        closed("seq-unnamed-last", f"{A}\n{U}", "Hi ", (CALL_A,), (("malformed_tool_call", U),)),
+        closed(
+            "seq-not-objects",
+            f'{A}\n1\n"s"\n{B},\n{{"name": 5}}\n',
+            "Hi ",
+            (CALL_A, CALL_B),
+            (("malformed_tool_call", '1\n"s"'), ("malformed_tool_call", '{"name": 5}')),
+        ),
+        closed(
+            "seq-text-between",
+            f"{A}\nand then\n{B}",
+            "Hi ",
+            (CALL_A, CALL_B),
+            (("malformed_tool_call", "and then"),),
+        ),
+        closed(
+            "seq-text-between-as-text",
+            f"{A}\nand then\n{B}",
+            "Hi and then",
+            (CALL_A, CALL_B),
+            (),
+            options=AS_TEXT,
+        ),
+        closed(
+            "seq-no-call",
+            f"{U}\n{U}",
+            "Hi ",
+            (),
+            (("malformed_tool_call", f"{op}{U}\n{U}{close}"),),
+        ),
+        # -- cut by the end of the input (a length stop)
+        case(
+            "cut-after-unnamed",
+            f"[{A}, {U}",
+            "Hi ",
+            (CALL_A,),
+            (("malformed_tool_call", U), ("missing_close_marker", "")),
+        ),
+        case(
+            "cut-after-number",
+            f"[{A}, 12",
+            "Hi ",
+            (CALL_A,),
+            (("malformed_tool_call", "12"), ("missing_close_marker", "")),
+        ),
+        case(
+            "cut-in-unnamed",
+            f'[{A}, {{"argu',
+            "Hi ",
+            (CALL_A,),
+            (("unclosed_tool_call", '{"argu'),),
+        ),
+        case(
+            "cut-in-unnamed-as-text", f'[{A}, {{"argu', 'Hi {"argu', (CALL_A,), (), options=AS_TEXT
+        ),
+        case("cut-in-string", f'[{A}, "s]', "Hi ", (CALL_A,), (("unclosed_tool_call", '"s]'),)),
+        case(
+            "cut-no-call",
+            f'[{U}, {{"na',
+            "Hi ",
+            (),
+            (("unclosed_tool_call", f'{op}[{U}, {{"na'),),
+        ),
+        case("cut-no-call-as-text", f'[{U}, {{"na', f'Hi {op}[{U}, {{"na', (), (), options=AS_TEXT),
+        case(
+            "cut-after-call",
+            f"[{U}, {A}",
+            "Hi ",
+            (CALL_A,),
+            (("malformed_tool_call", U), ("missing_close_marker", "")),
+        ),
+        case("cut-after-bracket", "[ ", "Hi ", (), (("unclosed_tool_call", f"{op}[ "),)),
+        case(
+            "seq-cut-in-unnamed",
+            f'{A}\n{{"argu',
+            "Hi ",
+            (CALL_A,),
+            (("unclosed_tool_call", '{"argu'),),
+        ),
+        case(
+            "seq-cut-after-unnamed",
+            f"{A}\n{U}\n",
+            "Hi ",
+            (CALL_A,),
+            (("malformed_tool_call", U), ("missing_close_marker", "")),
+        ),
+        case(
+            "seq-cut-in-text",
+            f"{A}\nand th",
+            "Hi ",
+            (CALL_A,),
+            (("malformed_tool_call", "and th"), ("missing_close_marker", "")),
+        ),
+    ]
+    if dialect == "hermes":  # only `<tool_call>` is confirmed by a fence
+        cases.append(
+            closed(
+                "fenced-list",
+                f"```json\n[{U}, {A}]\n```",
+                "Hi ",
+                (CALL_A,),
+                (("malformed_tool_call", U),),
+            )
+        )
+    return cases
+
+
+CASES += [c for d, (op, close) in BLOCKS.items() for c in block_cases(d, op, close)]
+
+
 def check(case: Case, chunks: list[str]) -> None:
     out = fold(case.dialect, chunks, **case.options)
     assert out.text == case.text
@@ -614,11 +844,23 @@ def test_finish_twice_and_push_after_finish_raise() -> None:
         p.push_text("x")
 
 
-@pytest.mark.parametrize("dialect", sorted(LIST_OPENERS))
+def markup(dialect: str, body: str) -> str:
+    """``body`` inside the dialect's call markup: after a list opener, or
+    between a block's markers."""
+    if dialect in BLOCKS:
+        op, close = BLOCKS[dialect]
+        return op + body + close
+    return LIST_OPENERS[dialect] + body
+
+
+ENTRY_DIALECTS = sorted([*LIST_OPENERS, *BLOCKS])
+
+
+@pytest.mark.parametrize("dialect", ENTRY_DIALECTS)
 def test_list_entry_before_the_first_call_comes_first(dialect: str) -> None:
     """An unnamed entry ahead of the list's first call is reported (or becomes
     text) before that call opens, in source order, for any split."""
-    src = "Hi " + LIST_OPENERS[dialect] + f"[{U}, {A}] bye"
+    src = "Hi " + markup(dialect, f"[{U}, {A}]") + " bye"
     for options, want in (
         ({}, [TextPiece, ParseError, "a", TextPiece]),
         (AS_TEXT, [TextPiece, "a", TextPiece]),
@@ -633,11 +875,12 @@ def test_list_entry_before_the_first_call_comes_first(dialect: str) -> None:
             assert order == want, chunks
 
 
-@pytest.mark.parametrize("dialect", sorted(LIST_OPENERS))
+@pytest.mark.parametrize("dialect", ENTRY_DIALECTS)
 def test_list_cut_by_length_through_the_stream(dialect: str) -> None:
     """Reference §6.8: a list cut inside an unnamed entry keeps its whole calls,
     reports the cut entry, leaks no list framing, and the stop reason stays."""
-    src = "Hi " + LIST_OPENERS[dialect] + f'[{A}, {U}, {{"na'
+    op = BLOCKS[dialect][0] if dialect in BLOCKS else LIST_OPENERS[dialect]
+    src = "Hi " + op + f'[{A}, {U}, {{"na'
     events = run_stream(dialect, upstream(list(src), stop=StopReason.LENGTH))
     done = events[-1]
     assert isinstance(done, Done)
@@ -646,3 +889,27 @@ def test_list_cut_by_length_through_the_stream(dialect: str) -> None:
     assert "".join(b.text for b in content if isinstance(b, TextBlock)) == "Hi "
     calls = [(b.name, b.raw_arguments, b.error) for b in content if isinstance(b, ToolCallBlock)]
     assert calls == [CALL_A]
+
+
+@pytest.mark.parametrize("dialect", ENTRY_DIALECTS)
+def test_long_list_in_small_chunks(dialect: str) -> None:
+    """A long list of good and bad entries, fed three characters at a time:
+    every good entry is a call and every bad one its own error, and once a
+    call has opened the raw text kept for error reports never spans more
+    than the entry being read (what keeps the work linear)."""
+    entries = [A, U, "7", B] * 300
+    src = "Hi " + markup(dialect, "[" + ", ".join(entries) + "]") + " bye"
+    p = get_parser(dialect)
+    outs = []
+    longest = 0
+    for i in range(0, len(src), 3):
+        outs.append(p.push_text(src[i : i + 3]))
+        log = p._text.cur.log  # type: ignore[attr-defined]
+        if log is not None and i > 200:
+            longest = max(longest, len("".join(log)))
+    outs.append(p.finish())
+    out = ParserOutput.concat(outs)
+    assert out.text == "Hi  bye"
+    assert [(c.name, c.arguments, c.error) for c in out.calls] == [CALL_A, CALL_B] * 300
+    assert [e.raw for e in out.errors] == [U, "7"] * 300
+    assert longest <= max(len(e) for e in entries) + 4

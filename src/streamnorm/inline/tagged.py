@@ -31,9 +31,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from .base import ParserOptions, ToolCallParser, register
+from .calllist import CallList
 from .calls import SectionContext
 from .engine import InlineParser, Opener
-from .jsonargs import DONE, STOPPED, CallObject
+from .jsonargs import DONE
 from .scanner import MAX_WS, MORE, MarkerSet, body_starts, expect_after_ws
 from .xmlargs import GLM, MINIMAX, QWEN, XmlGrammar, XmlReader
 
@@ -56,45 +57,58 @@ class TagDialect:
     xml: XmlGrammar | None
 
 
-_BODY, _NEXT, _OBJ, _XML, _JUNK = range(5)
+_BODY, _NEXT, _ENTRIES, _XML, _JUNK = range(5)
 
 
 class TagBlock:
-    """Section for one block: JSON call objects or XML functions up to the close.
+    """Section for one block: JSON call entries or XML functions up to the close.
 
-    Junk inside a block (text that is neither a call nor whitespace) is
-    reported with its raw text; a block that yields no call at all is
-    ``malformed_tool_call`` with the whole block as ``raw``.
+    A JSON body is read entry by entry by :class:`.CallList`, the reader the
+    Mistral-style lists use, so a bad entry costs only itself: a JSON list
+    (``[…]``) is read as a list; outside one, each ``{`` starts a call
+    object, and other text runs as one bad entry up to the next ``{``,
+    ``[``, fence or the close. Whitespace, fences, and ``,``/``]`` left
+    between entries are framing. XML bodies are read by :class:`.XmlReader`;
+    text after an XML function that broke off is reported with its raw
+    text. A block that yields no call at all is ``malformed_tool_call`` with
+    the whole block as ``raw``.
     """
 
-    __slots__ = ("_closeset", "_ctx", "_d", "_junk", "_made", "_obj", "_state", "_xml")
+    __slots__ = (
+        "_closeset",
+        "_ctx",
+        "_d",
+        "_entries",
+        "_junk",
+        "_made",
+        "_state",
+        "_textends",
+        "_xml",
+    )
 
     def __init__(self, ctx: SectionContext, dialect: TagDialect) -> None:
         self._ctx = ctx
         self._d = dialect
         self._closeset = MarkerSet(dialect.close)
+        self._textends = MarkerSet((*dialect.close, "{", "[", "```"))
         self._state = _BODY
-        self._obj: CallObject | None = None
+        self._entries = CallList(ctx, self._closeset)
         self._xml: XmlReader | None = None
         self._junk: list[str] = []
-        self._made = 0  # calls completed in this block
+        self._made = 0  # XML calls made in this block
+
+    def _called(self) -> bool:
+        xml = self._xml
+        return self._entries.called or self._made > 0 or (xml is not None and xml.completed > 0)
 
     def feed(self) -> bool:
         cur, d = self._ctx.cur, self._d
         while True:
             st = self._state
-            if st == _OBJ:
-                assert self._obj is not None
-                r = self._obj.feed(cur)
-                if r == MORE:
+            if st == _ENTRIES:
+                if self._entries.feed() == MORE:
                     return False
-                obj, self._obj = self._obj, None
-                if r == DONE and obj.call is not None:
-                    self._made += 1
-                    cur.start_log()
-                    self._state = _NEXT
-                else:
-                    self._abandon(obj.call, obj.args_done and r != STOPPED)
+                self._state = _NEXT  # a stop marker, if one ended it, is the close
                 continue
             if st == _XML:
                 assert self._xml is not None
@@ -105,7 +119,7 @@ class TagBlock:
                     return True
                 xml, self._xml = self._xml, None
                 self._made += xml.completed
-                self._abandon(xml.call, False)
+                self._abandon(xml.call)
                 continue
             if st == _JUNK:
                 return self._junk_until_close()
@@ -113,6 +127,21 @@ class TagBlock:
             buf, i = cur.buf, cur.pos
             if i >= len(buf):
                 return False
+            c = buf[i]
+            if c in self._closeset.first:
+                hit = self._closeset.at(buf, i, cur.final)
+                if hit == MORE:
+                    return False
+                if isinstance(hit, str):
+                    cur.take(i + len(hit))
+                    if not self._called():
+                        self._ctx.calls.malformed(
+                            "malformed_tool_call",
+                            "the block holds no call",
+                            cur.raw(),
+                            self._ctx.prose,
+                        )
+                    return True
             if d.json:
                 fence = _FENCE.match(buf, i)
                 if fence is not None:
@@ -122,25 +151,18 @@ class TagBlock:
                     continue
                 if len(buf) - i < 3 and "```".startswith(buf[i:]) and not cur.final:
                     return False
-                c = buf[i]
-                if c == "{":
-                    self._obj = CallObject(self._ctx.calls, self._closeset)
-                    self._state = _OBJ
+                if c in "{[":
+                    if c == "[":
+                        cur.take(i + 1)
+                        self._entries.open_list()
+                    else:
+                        self._entries.open_object()
+                    self._state = _ENTRIES
                     continue
-                if c in "[,]":
-                    cur.take(i + 1)  # list framing between call objects
+                if c in ",]":
+                    cur.take(i + 1)  # list framing left between entries
                     self._state = _NEXT
                     continue
-            hit = self._closeset.at(buf, i, cur.final)
-            if hit == MORE:
-                return False
-            if isinstance(hit, str):
-                cur.take(i + len(hit))
-                if self._made == 0:
-                    self._ctx.calls.malformed(
-                        "malformed_tool_call", "the block holds no call", cur.raw(), self._ctx.prose
-                    )
-                return True
             if d.xml is not None and st == _BODY:
                 starts = d.xml.function_starts(buf, i, cur.final)
                 if starts is None:
@@ -149,19 +171,22 @@ class TagBlock:
                     self._xml = XmlReader(self._ctx.calls, d.xml)
                     self._state = _XML
                     continue
-            self._state = _JUNK
+            if d.json:
+                self._entries.open_text(self._textends)
+                self._state = _ENTRIES
+            else:
+                self._state = _JUNK
 
-    def _abandon(self, call: int | None, args_complete: bool) -> None:
-        """The body broke off: close an open call and look for the block close."""
+    def _abandon(self, call: int | None) -> None:
+        """An XML function broke off: close its call and look for the block close."""
         if call is not None:
             self._made += 1
-            self._ctx.calls.close(call, None if args_complete else "incomplete")
-            if not args_complete:
-                self._ctx.calls.error(
-                    "malformed_tool_call",
-                    "the call's arguments were not complete where its markup broke off",
-                    self._ctx.cur.raw(),
-                )
+            self._ctx.calls.close(call, "incomplete")
+            self._ctx.calls.error(
+                "malformed_tool_call",
+                "the call's arguments were not complete where its markup broke off",
+                self._ctx.cur.raw(),
+            )
             self._ctx.cur.start_log()
         self._state = _JUNK
 
@@ -174,7 +199,7 @@ class TagBlock:
         junk = "".join(self._junk)
         self._junk.clear()
         cur.take(i + len(marker))
-        if self._made == 0:
+        if not self._called():
             self._ctx.calls.malformed(
                 "malformed_tool_call",
                 "the block holds no readable call",
@@ -189,18 +214,17 @@ class TagBlock:
 
     def finish(self) -> None:
         calls, cur, prose = self._ctx.calls, self._ctx.cur, self._ctx.prose
-        raw = cur.raw()  # since the opener, or since the last complete call
-        obj, xml = self._obj, self._xml
-        made = self._made + (xml.completed if xml is not None else 0)
-        if obj is not None and obj.call is not None:
-            calls.cut(obj.call, obj.args_done, raw, prose)
-        elif xml is not None and xml.call is not None:
+        raw = cur.raw()  # since the opener, or since the last complete call or entry start
+        xml = self._xml
+        if xml is not None and xml.call is not None:
             if xml.between_params:
                 xml.close_open_function()
             calls.cut(xml.call, xml.between_params, raw, prose)
-        elif made == 0:
+        elif self._entries.finish():
+            pass
+        elif not self._called():
             calls.cut(None, False, raw, prose)
-        elif raw.strip():
+        elif self._state in (_XML, _JUNK) and raw.strip():
             calls.error("unclosed_tool_call", "the input ended inside the call block", raw)
         else:
             calls.error("missing_close_marker", f"the input ended before {self._d.close[0]}", "")
