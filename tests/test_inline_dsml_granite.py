@@ -87,24 +87,6 @@ def test_dsml_declared_types() -> None:
     assert call.arguments == '{"a": 7, "b": "Paris", "c": "7", "d": [1, "x"], "e": false}'
 
 
-def test_dsml_three_calls_in_one_push_and_one_push_per_call() -> None:
-    """Reference §6.2: whole calls per delta, or all of them in one."""
-    calls = [
-        dsml_call("a", ("x", "1", "false")),
-        dsml_call("b"),
-        dsml_call("c", ("y", "z", "true")),
-    ]
-    chunks = [f"<{D}function_calls>\n", *calls, f"</{D}function_calls>"]
-    whole = fold("deepseek_v32", ["".join(chunks)])
-    each = fold("deepseek_v32", chunks)
-    assert whole.calls == each.calls
-    assert [(c.name, c.arguments) for c in whole.calls] == [
-        ("a", '{"x": 1}'),
-        ("b", "{}"),
-        ("c", '{"y": "z"}'),
-    ]
-
-
 def test_dsml_calls_in_reasoning() -> None:
     """A rehearsed DSML block inside ``<think>`` stays reasoning by default and
     is lifted out with ``calls_in_reasoning="extract"``."""
@@ -142,22 +124,6 @@ def test_body_starts_cut_at_end() -> None:
 
 # --------------------------------------------------------------------------
 # Granite
-
-
-def test_granite_three_calls_in_one_push_and_one_push_per_call() -> None:
-    calls = [
-        '<function_call> {"name": "a", "arguments": {"x": 1}}',
-        ' <function_call> {"name": "b", "arguments": {}}',
-        ' <function_call> {"arguments": {"y": "z"}, "name": "c"}',
-    ]
-    whole = fold("granite", ["".join(calls)])
-    each = fold("granite", calls)
-    assert whole.calls == each.calls
-    assert [(c.name, c.arguments) for c in whole.calls] == [
-        ("a", '{"x": 1}'),
-        ("b", "{}"),
-        ("c", '{"y": "z"}'),
-    ]
 
 
 def test_granite_argument_bytes_as_generated() -> None:

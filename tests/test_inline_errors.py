@@ -6,6 +6,7 @@ under random splits, like the dialect samples.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -411,6 +412,55 @@ LIST_OPENERS = {"mistral": "[TOOL_CALLS] ", "phi4_mini": "functools", "granite":
 AS_TEXT = {"on_malformed": "text"}
 
 
+def cut_list_cases(case: Callable[..., Case], op: str) -> list[Case]:
+    """A call list cut by the end of the input (a length stop): the same
+    cases for a dialect's bare list and for a list inside a tag block,
+    ``case`` being the dialect's case factory and ``op`` its opener."""
+    return [
+        case(
+            "cut-after-unnamed",
+            f"[{A}, {U}",
+            "Hi ",
+            (CALL_A,),
+            (("malformed_tool_call", U), ("missing_close_marker", "")),
+        ),
+        case(
+            "cut-after-number",
+            f"[{A}, 12",
+            "Hi ",
+            (CALL_A,),
+            (("malformed_tool_call", "12"), ("missing_close_marker", "")),
+        ),
+        case(
+            "cut-in-unnamed",
+            f'[{A}, {{"argu',
+            "Hi ",
+            (CALL_A,),
+            (("unclosed_tool_call", '{"argu'),),
+        ),
+        case(
+            "cut-in-unnamed-as-text", f'[{A}, {{"argu', 'Hi {"argu', (CALL_A,), (), options=AS_TEXT
+        ),
+        case("cut-in-string", f'[{A}, "s]', "Hi ", (CALL_A,), (("unclosed_tool_call", '"s]'),)),
+        case(
+            "cut-no-call",
+            f'[{U}, {{"na',
+            "Hi ",
+            (),
+            (("unclosed_tool_call", f'{op}[{U}, {{"na'),),
+        ),
+        case("cut-no-call-as-text", f'[{U}, {{"na', f'Hi {op}[{U}, {{"na', (), (), options=AS_TEXT),
+        case(
+            "cut-after-call",
+            f"[{U}, {A}",
+            "Hi ",
+            (CALL_A,),
+            (("malformed_tool_call", U), ("missing_close_marker", "")),
+        ),
+        case("cut-after-bracket", "[ ", "Hi ", (), (("unclosed_tool_call", f"{op}[ "),)),
+    ]
+
+
 def list_cases(dialect: str, op: str) -> list[Case]:
     """The same list shapes for each dialect; ``op`` is its list opener."""
     # `[TOOL_CALLS]` counts only before `[{` (prose may mention the token):
@@ -494,47 +544,7 @@ def list_cases(dialect: str, op: str) -> list[Case]:
         ),
         case("no-call-as-text", f"[{U}, 2] bye", f"Hi {op}[{U}, 2] bye", (), (), options=AS_TEXT),
         # -- the same cut by the end of the input (a length stop)
-        case(
-            "cut-after-unnamed",
-            f"[{A}, {U}",
-            "Hi ",
-            (CALL_A,),
-            (("malformed_tool_call", U), ("missing_close_marker", "")),
-        ),
-        case(
-            "cut-after-number",
-            f"[{A}, 12",
-            "Hi ",
-            (CALL_A,),
-            (("malformed_tool_call", "12"), ("missing_close_marker", "")),
-        ),
-        case(
-            "cut-in-unnamed",
-            f'[{A}, {{"argu',
-            "Hi ",
-            (CALL_A,),
-            (("unclosed_tool_call", '{"argu'),),
-        ),
-        case(
-            "cut-in-unnamed-as-text", f'[{A}, {{"argu', 'Hi {"argu', (CALL_A,), (), options=AS_TEXT
-        ),
-        case("cut-in-string", f'[{A}, "s]', "Hi ", (CALL_A,), (("unclosed_tool_call", '"s]'),)),
-        case(
-            "cut-no-call",
-            f'[{U}, {{"na',
-            "Hi ",
-            (),
-            (("unclosed_tool_call", f'{op}[{U}, {{"na'),),
-        ),
-        case("cut-no-call-as-text", f'[{U}, {{"na', f'Hi {op}[{U}, {{"na', (), (), options=AS_TEXT),
-        case(
-            "cut-after-call",
-            f"[{U}, {A}",
-            "Hi ",
-            (CALL_A,),
-            (("malformed_tool_call", U), ("missing_close_marker", "")),
-        ),
-        case("cut-after-bracket", "[ ", "Hi ", (), (("unclosed_tool_call", f"{op}[ "),)),
+        *cut_list_cases(case, op),
     ]
     if prose_rule:
         cases += [unconfirmed("empty", "[] bye"), unconfirmed("number-first", f"[1, {A}] bye")]
@@ -727,47 +737,7 @@ def block_cases(dialect: str, op: str, close: str) -> list[Case]:
             (("malformed_tool_call", f"{op}{U}\n{U}{close}"),),
         ),
         # -- cut by the end of the input (a length stop)
-        case(
-            "cut-after-unnamed",
-            f"[{A}, {U}",
-            "Hi ",
-            (CALL_A,),
-            (("malformed_tool_call", U), ("missing_close_marker", "")),
-        ),
-        case(
-            "cut-after-number",
-            f"[{A}, 12",
-            "Hi ",
-            (CALL_A,),
-            (("malformed_tool_call", "12"), ("missing_close_marker", "")),
-        ),
-        case(
-            "cut-in-unnamed",
-            f'[{A}, {{"argu',
-            "Hi ",
-            (CALL_A,),
-            (("unclosed_tool_call", '{"argu'),),
-        ),
-        case(
-            "cut-in-unnamed-as-text", f'[{A}, {{"argu', 'Hi {"argu', (CALL_A,), (), options=AS_TEXT
-        ),
-        case("cut-in-string", f'[{A}, "s]', "Hi ", (CALL_A,), (("unclosed_tool_call", '"s]'),)),
-        case(
-            "cut-no-call",
-            f'[{U}, {{"na',
-            "Hi ",
-            (),
-            (("unclosed_tool_call", f'{op}[{U}, {{"na'),),
-        ),
-        case("cut-no-call-as-text", f'[{U}, {{"na', f'Hi {op}[{U}, {{"na', (), (), options=AS_TEXT),
-        case(
-            "cut-after-call",
-            f"[{U}, {A}",
-            "Hi ",
-            (CALL_A,),
-            (("malformed_tool_call", U), ("missing_close_marker", "")),
-        ),
-        case("cut-after-bracket", "[ ", "Hi ", (), (("unclosed_tool_call", f"{op}[ "),)),
+        *cut_list_cases(case, op),
         case(
             "seq-cut-in-unnamed",
             f'{A}\n{{"argu',

@@ -31,6 +31,8 @@ from streamnorm.inline.scanner import (
 )
 from streamnorm.inline.schema import ToolSchemas, convert_value
 
+from .test_inline_dsml_granite import D as DSML
+from .test_inline_dsml_granite import dsml_call
 from .test_inline_samples import fold
 
 # --------------------------------------------------------------------------
@@ -270,17 +272,40 @@ def test_start_in_reasoning_without_close_stays_reasoning() -> None:
     assert (out.reasoning, out.text) == ("still thinking", "")
 
 
-def test_three_calls_in_one_push_and_one_push_per_call() -> None:
-    calls = [
+#: Three calls, whole call per push, for dialects of different families.
+THREE_CALLS = {
+    "hermes": [
         '<tool_call>{"name": "a", "arguments": {"x": 1}}</tool_call>',
         '<tool_call>{"name": "b", "arguments": {}}</tool_call>',
         '<tool_call>{"name": "c", "arguments": {"y": "z"}}</tool_call>',
-    ]
-    whole = fold("hermes", ["".join(calls)])
-    each = fold("hermes", calls)
+    ],
+    "deepseek_v32": [
+        f"<{DSML}function_calls>\n",
+        dsml_call("a", ("x", "1", "false")),
+        dsml_call("b"),
+        dsml_call("c", ("y", "z", "true")),
+        f"</{DSML}function_calls>",
+    ],
+    "granite": [
+        '<function_call> {"name": "a", "arguments": {"x": 1}}',
+        ' <function_call> {"name": "b", "arguments": {}}',
+        ' <function_call> {"arguments": {"y": "z"}, "name": "c"}',
+    ],
+}
+
+
+@pytest.mark.parametrize("dialect", sorted(THREE_CALLS))
+def test_three_calls_in_one_push_and_one_push_per_call(dialect: str) -> None:
+    """Reference §6.2: whole calls per delta, or all of them in one."""
+    calls = THREE_CALLS[dialect]
+    whole = fold(dialect, ["".join(calls)])
+    each = fold(dialect, calls)
     assert whole.calls == each.calls
-    assert [c.name for c in whole.calls] == ["a", "b", "c"]
-    assert [c.arguments for c in whole.calls] == ['{"x": 1}', "{}", '{"y": "z"}']
+    assert [(c.name, c.arguments) for c in whole.calls] == [
+        ("a", '{"x": 1}'),
+        ("b", "{}"),
+        ("c", '{"y": "z"}'),
+    ]
 
 
 def test_argument_bytes_kept_as_generated() -> None:
