@@ -574,6 +574,15 @@ CASES += [
         (CALL_A, CALL_B),
         (("malformed_tool_call", "1"), ("missing_close_marker", "")),
     ),
+    # An entry left open (its object never closed) ends at the next opener.
+    Case(
+        "phi4-mini-open-entry-cut-by-next-opener",
+        "phi4_mini",
+        f"functools[{A[:-1]}, functools[{B}]",
+        "",
+        (CALL_A, CALL_B),
+        (("malformed_tool_call", f"functools[{A[:-1]}, "), ("missing_close_marker", "")),
+    ),
     Case(
         "mistral-list-cut-by-next-opener",
         "mistral",

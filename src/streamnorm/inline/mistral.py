@@ -219,10 +219,15 @@ def _make(options: ParserOptions) -> ToolCallParser:
 register("mistral", _make, aliases=("magistral", "devstral"), reasoning="bracket")
 
 
+_PHI4_OPEN = "functools"
+_PHI4_STOP = MarkerSet((_PHI4_OPEN,))
+
+
 def _phi4(options: ParserOptions) -> ToolCallParser:
     """Phi-4-mini and FireFunction v2: ``functools[…]``, the legacy Mistral body
-    after another marker. The list ends at the bracket that closes it."""
-    opener = Opener("functools", lambda ctx, _m: MistralSection(ctx), body_starts("["))
+    after another marker. The list ends at the bracket that closes it, or
+    where the next ``functools`` starts outside a string."""
+    opener = Opener(_PHI4_OPEN, lambda ctx, _m: MistralSection(ctx, _PHI4_STOP), body_starts("["))
     return InlineParser(options, (opener,))
 
 
