@@ -1,6 +1,6 @@
-"""The code is typed and linted: ``mypy --strict`` (over the ``files`` that
-pyproject.toml names: the package and its tests) and ``ruff check`` report
-nothing.
+"""The code is typed, linted and formatted: ``mypy --strict`` (over the
+``files`` that pyproject.toml names: the package and its tests), ``ruff
+check`` and ``ruff format --check`` report nothing.
 
 They run as tests so that the README's one test command, which CI runs,
 holds every change to that. The versions of both tools are bounded in the
@@ -25,8 +25,8 @@ def _run(*command: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize(
     "command",
-    [("mypy", "--strict"), ("ruff", "check", ".")],
-    ids=["mypy-strict", "ruff"],
+    [("mypy", "--strict"), ("ruff", "check", "."), ("ruff", "format", "--check", ".")],
+    ids=["mypy-strict", "ruff-check", "ruff-format"],
 )
 def test_tool_reports_nothing(command: tuple[str, ...]) -> None:
     result = _run(*command)
