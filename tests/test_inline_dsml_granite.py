@@ -66,7 +66,7 @@ def test_dsml_declared_types() -> None:
     assert DSML.param_header('city" string="true') == ("city", ("string",))
     assert DSML.param_header('n" string="FALSE') == (
         "n",
-        ("null", "boolean", "integer", "number", "array", "object"),
+        ("null", "boolean", "integer", "number", "array", "object", "json"),
     )
     assert DSML.param_header("city") == ("city", None)
     assert DSML.param_header("flag string=true") == ("flag string=true", None)
@@ -81,10 +81,24 @@ def test_dsml_declared_types() -> None:
             ("c", "7", "true"),
             ("d", "[1, 'x']", "false"),
             ("e", "False", "false"),
+            ("f", '"Paris"', "false"),
         )
     )
-    (call,) = get_parser("dsml").parse_all(src).calls
-    assert call.arguments == '{"a": 7, "b": "Paris", "c": "7", "d": [1, "x"], "e": false}'
+    out = get_parser("dsml").parse_all(src)
+    (call,) = out.calls
+    assert call.arguments == (
+        '{"a": 7, "b": "Paris", "c": "7", "d": [1, "x"], "e": false, "f": "Paris"}'
+    )
+    assert not out.errors
+
+
+def test_dsml_string_false_value_that_is_not_json() -> None:
+    """``string="false"`` promises JSON: text that is none stays a string,
+    reported as ``invalid_parameter_value``."""
+    out = get_parser("dsml").parse_all(dsml_block(dsml_call("f", ("a", "hello", "false"))))
+    (call,) = out.calls
+    assert call.arguments == '{"a": "hello"}'
+    assert [(e.kind, e.raw) for e in out.errors] == [("invalid_parameter_value", "hello")]
 
 
 def test_dsml_calls_in_reasoning() -> None:

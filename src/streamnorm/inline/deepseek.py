@@ -109,8 +109,10 @@ def _dsml_closes(*names: str) -> tuple[str, ...]:
 
 
 _STRING_ATTR = re.compile(r'(?:^|\s)string\s*=\s*"?\s*(true|false)\b', re.IGNORECASE)
-# ``string="false"``: a JSON value, tried as each non-string type (schema order).
-_JSON_VALUE = ("null", "boolean", "integer", "number", "array", "object")
+# ``string="false"``: a JSON value, tried as each non-string type (schema
+# order, which also takes Python spellings such as ``False``), then as any
+# JSON value (a quoted JSON string).
+_JSON_VALUE = ("null", "boolean", "integer", "number", "array", "object", "json")
 
 
 def _dsml_param(text: str) -> tuple[str, tuple[str, ...] | None] | None:

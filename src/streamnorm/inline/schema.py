@@ -122,6 +122,12 @@ def convert_value(text: str, types: tuple[str, ...] | None) -> tuple[str, bool]:
 
 
 def _as_type(s: str, t: str) -> str | None:
+    if t == "json":  # any JSON value, as written (a DSML ``string="false"`` value)
+        try:
+            _strict_loads(s)
+        except (ValueError, RecursionError):
+            return None
+        return s
     if t == "null":
         return "null" if s in ("null", "None") else None
     if t == "boolean":
