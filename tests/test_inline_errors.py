@@ -412,6 +412,58 @@ LIST_OPENERS = {"mistral": "[TOOL_CALLS] ", "phi4_mini": "functools", "granite":
 AS_TEXT = {"on_malformed": "text"}
 
 
+def whole_list_cases(closed: Callable[..., Case]) -> list[Case]:
+    """A whole call list with bad entries among good ones: the same cases for
+    a dialect's bare list and for a list inside a tag block, ``closed``
+    being the dialect's case factory that adds what follows the list."""
+    return [
+        closed("unnamed-first", f"[{U}, {A}]", "Hi ", (CALL_A,), (("malformed_tool_call", U),)),
+        closed("unnamed-first-as-text", f"[{U}, {A}]", f"Hi {U}", (CALL_A,), (), options=AS_TEXT),
+        closed(
+            "unnamed-middle",
+            f"[{A}, {U}, {B}]",
+            "Hi ",
+            (CALL_A, CALL_B),
+            (("malformed_tool_call", U),),
+        ),
+        closed(
+            "unnamed-middle-as-text",
+            f"[{A}, {U}, {B}]",
+            f"Hi {U}",
+            (CALL_A, CALL_B),
+            (),
+            options=AS_TEXT,
+        ),
+        closed("unnamed-last", f"[{A},{U}]", "Hi ", (CALL_A,), (("malformed_tool_call", U),)),
+        closed("unnamed-last-as-text", f"[{A},{U}]", f"Hi {U}", (CALL_A,), (), options=AS_TEXT),
+        closed(
+            "not-objects",
+            f'[{A}, 1, "s]x", null, {B}]',
+            "Hi ",
+            (CALL_A, CALL_B),
+            (
+                ("malformed_tool_call", "1"),
+                ("malformed_tool_call", '"s]x"'),
+                ("malformed_tool_call", "null"),
+            ),
+        ),
+        closed(
+            "unreadable-entry",
+            f'[{A}, {{"name": 5, "arguments": {{"z": "}}]"}}}}, {B}]',
+            "Hi ",
+            (CALL_A, CALL_B),
+            (("malformed_tool_call", '{"name": 5, "arguments": {"z": "}]"}}'),),
+        ),
+        closed(
+            "entry-broken-after-name",
+            f'[{A}, {{"name": "c" "arguments": {{}}}}, {B}]',
+            "Hi ",
+            (CALL_A, ("c", "", "incomplete"), CALL_B),
+            (("malformed_tool_call", '{"name": "c" "arguments": {}}'),),
+        ),
+    ]
+
+
 def cut_list_cases(case: Callable[..., Case], op: str) -> list[Case]:
     """A call list cut by the end of the input (a length stop): the same
     cases for a dialect's bare list and for a list inside a tag block,
@@ -482,59 +534,18 @@ def list_cases(dialect: str, op: str) -> list[Case]:
     def unconfirmed(name: str, body: str) -> Case:
         return case(name, body, "Hi " + op + body, (), ())
 
+    def closed(
+        name: str,
+        body: str,
+        text: str,
+        calls: tuple[Call, ...],
+        errors: tuple[tuple[str, str | None], ...],
+        **options: Any,
+    ) -> Case:
+        return case(name, body + " bye", text + " bye", calls, errors, **options)
+
     cases = [
-        case(
-            "unnamed-first", f"[{U}, {A}] bye", "Hi  bye", (CALL_A,), (("malformed_tool_call", U),)
-        ),
-        case(
-            "unnamed-first-as-text",
-            f"[{U}, {A}] bye",
-            f"Hi {U} bye",
-            (CALL_A,),
-            (),
-            options=AS_TEXT,
-        ),
-        case(
-            "unnamed-middle",
-            f"[{A}, {U}, {B}] bye",
-            "Hi  bye",
-            (CALL_A, CALL_B),
-            (("malformed_tool_call", U),),
-        ),
-        case(
-            "unnamed-middle-as-text",
-            f"[{A}, {U}, {B}] bye",
-            f"Hi {U} bye",
-            (CALL_A, CALL_B),
-            (),
-            options=AS_TEXT,
-        ),
-        case("unnamed-last", f"[{A},{U}]", "Hi ", (CALL_A,), (("malformed_tool_call", U),)),
-        case(
-            "not-objects",
-            f'[{A}, 1, "s]x", null, {B}]',
-            "Hi ",
-            (CALL_A, CALL_B),
-            (
-                ("malformed_tool_call", "1"),
-                ("malformed_tool_call", '"s]x"'),
-                ("malformed_tool_call", "null"),
-            ),
-        ),
-        case(
-            "unreadable-entry",
-            f'[{A}, {{"name": 5, "arguments": {{"z": "}}]"}}}}, {B}]',
-            "Hi ",
-            (CALL_A, CALL_B),
-            (("malformed_tool_call", '{"name": 5, "arguments": {"z": "}]"}}'),),
-        ),
-        case(
-            "entry-broken-after-name",
-            f'[{A}, {{"name": "c" "arguments": {{}}}}, {B}]',
-            "Hi ",
-            (CALL_A, ("c", "", "incomplete"), CALL_B),
-            (("malformed_tool_call", '{"name": "c" "arguments": {}}'),),
-        ),
+        *whole_list_cases(closed),
         case(
             "no-call",
             f"[{U}, 2] bye",
@@ -639,51 +650,8 @@ def block_cases(dialect: str, op: str, close: str) -> list[Case]:
     whole = f"{op}[{U}, 2]{close}"
     cases = [
         # -- a JSON list
-        closed("unnamed-first", f"[{U}, {A}]", "Hi ", (CALL_A,), (("malformed_tool_call", U),)),
-        closed("unnamed-first-as-text", f"[{U}, {A}]", f"Hi {U}", (CALL_A,), (), options=AS_TEXT),
-        closed(
-            "unnamed-middle",
-            f"[{A}, {U}, {B}]",
-            "Hi ",
-            (CALL_A, CALL_B),
-            (("malformed_tool_call", U),),
-        ),
-        closed(
-            "unnamed-middle-as-text",
-            f"[{A}, {U}, {B}]",
-            f"Hi {U}",
-            (CALL_A, CALL_B),
-            (),
-            options=AS_TEXT,
-        ),
-        closed("unnamed-last", f"[{A},{U}]", "Hi ", (CALL_A,), (("malformed_tool_call", U),)),
-        closed("unnamed-last-as-text", f"[{A},{U}]", f"Hi {U}", (CALL_A,), (), options=AS_TEXT),
-        closed(
-            "not-objects",
-            f'[{A}, 1, "s]x", null, {B}]',
-            "Hi ",
-            (CALL_A, CALL_B),
-            (
-                ("malformed_tool_call", "1"),
-                ("malformed_tool_call", '"s]x"'),
-                ("malformed_tool_call", "null"),
-            ),
-        ),
+        *whole_list_cases(closed),
         closed("number-first", f"[1, {A}]", "Hi ", (CALL_A,), (("malformed_tool_call", "1"),)),
-        closed(
-            "unreadable-entry",
-            f'[{A}, {{"name": 5, "arguments": {{"z": "}}]"}}}}, {B}]',
-            "Hi ",
-            (CALL_A, CALL_B),
-            (("malformed_tool_call", '{"name": 5, "arguments": {"z": "}]"}}'),),
-        ),
-        closed(
-            "entry-broken-after-name",
-            f'[{A}, {{"name": "c" "arguments": {{}}}}, {B}]',
-            "Hi ",
-            (CALL_A, ("c", "", "incomplete"), CALL_B),
-            (("malformed_tool_call", '{"name": "c" "arguments": {}}'),),
-        ),
         closed(
             "entry-cut-by-close",
             f'[{A}, {{"name": "c", "arguments": {{"q": [1}}',
