@@ -458,7 +458,7 @@ class OpenAICompletionsDecoder(Decoder):
         by index (a later entry replaces fields one by one)."""
         for entry in entries:
             if isinstance(entry, dict):
-                _merge_by_index(self._executed, self._executed_pos, entry, frozenset())
+                _merge_by_index(self._executed, self._executed_pos, entry)
         if not self.b.has(_EXECUTED):
             # The block's data shares the merged list (its entries are this
             # decoder's own copies), so later entries reach it without copying
@@ -550,14 +550,15 @@ def _merge_by_index(
     merged: list[dict[str, Any]],
     positions: dict[Any, int],
     entry: dict[str, Any],
-    text_fields: frozenset[str],
+    text_fields: frozenset[str] = frozenset(),
     pieces: dict[tuple[int, str], list[str]] | None = None,
 ) -> None:
     """Merge ``entry`` into the entry with the same ``index`` (or append it):
-    ``text_fields`` concatenate, any other non-null field replaces. With
-    ``pieces``, the text to add is kept there, (position, field) -> pieces
-    with the merged entry's value first, for the caller to join when it reads
-    ``merged``: amortised O(len(value)) per entry, however long the text."""
+    any non-null field replaces, except that ``text_fields`` concatenate. The
+    text to add is kept in ``pieces`` (given with ``text_fields``),
+    (position, field) -> pieces with the merged entry's value first, for the
+    caller to join when it reads ``merged``: amortised O(len(value)) per
+    entry, however long the text."""
     index = entry.get("index")
     key = index if type(index) is int else None
     position = positions.get(key) if key is not None else None
@@ -568,11 +569,13 @@ def _merge_by_index(
         return
     current = merged[position]
     for field, value in entry.items():
-        if field in text_fields and isinstance(value, str) and isinstance(current.get(field), str):
-            if pieces is None:
-                current[field] += value
-            else:
-                pieces.setdefault((position, field), [current[field]]).append(value)
+        if (
+            pieces is not None
+            and field in text_fields
+            and isinstance(value, str)
+            and isinstance(current.get(field), str)
+        ):
+            pieces.setdefault((position, field), [current[field]]).append(value)
         elif value is not None:
             current[field] = value
             if pieces is not None:
