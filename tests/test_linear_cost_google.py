@@ -17,7 +17,7 @@ from typing import Any
 from streamnorm import Done, NormalizationError, ToolCallBlock, ToolCallDelta
 from streamnorm.builder import MessageBuilder
 from streamnorm.events import Event
-from streamnorm.providers.google import GoogleDecoder, _ArgsWriter
+from streamnorm.providers.google.decoder import GoogleDecoder, _ArgsWriter
 
 PIECE = "0123456789"
 

@@ -225,7 +225,7 @@ class StreamNormalizer:
                         decoder.handle(name, payload)
                     except Exception as exc:
                         self._decoder_failed(exc, data)
-                    if decoder.b.closed:
+                    if decoder.builder.closed:
                         return
                     continue
             self._interpret(name, data, False)

@@ -28,7 +28,7 @@ class Decoder:
     done_at_eof_after_stop: ClassVar[bool] = False
 
     def __init__(self, builder: MessageBuilder, choice: int = 0) -> None:
-        self.b = builder
+        self.builder = builder
         self.choice = choice
 
     def handle(self, event: str, payload: dict[str, Any]) -> None:
@@ -40,10 +40,10 @@ class Decoder:
 
     def end_of_input(self) -> None:
         """The bytes ended; the builder is still open, so no terminal signal came."""
-        if self.done_at_eof_after_stop and self.b.stop_seen:
-            self.b.finish()
+        if self.done_at_eof_after_stop and self.builder.stop_seen:
+            self.builder.finish()
         else:
-            self.b.fail("truncated", "the stream ended before its terminal event")
+            self.builder.fail("truncated", "the stream ended before its terminal event")
 
 
 # Defensive accessors: wire JSON may carry any type in any field. Each returns

@@ -18,10 +18,10 @@ from itertools import pairwise
 from json.encoder import encode_basestring
 from typing import Any
 
-from .._json import dumps_compact
-from ..builder import MessageBuilder
-from ..messages import StopReason, Usage
-from .base import Decoder, as_counts, as_dict, as_list, as_str
+from ..._json import dumps_compact
+from ...builder import MessageBuilder
+from ...messages import StopReason, Usage
+from ..base import Decoder, as_counts, as_dict, as_list, as_str
 
 __all__ = ["GoogleDecoder"]
 
@@ -119,7 +119,7 @@ class GoogleDecoder(Decoder):
             err = as_dict(error)
             code = err.get("status") or err.get("code")
             self._before_terminal()
-            self.b.fail(
+            self.builder.fail(
                 "upstream",
                 as_str(err.get("message")) or (error if isinstance(error, str) else "") or "error",
                 str(code) if code not in (None, "") else None,
@@ -130,12 +130,12 @@ class GoogleDecoder(Decoder):
             response_id = as_str(payload.get("responseId"))
             self._have_model = self._have_model or bool(model)
             self._have_id = self._have_id or bool(response_id)
-            self.b.start(model or None, response_id or None)
+            self.builder.start(model or None, response_id or None)
         feedback = payload.get("promptFeedback")
         if feedback is not None:
             block_reason = as_str(as_dict(feedback).get("blockReason"))
             if block_reason:
-                self.b.set_stop_reason(block_reason, mapped=StopReason.CONTENT_FILTER)
+                self.builder.set_stop_reason(block_reason, mapped=StopReason.CONTENT_FILTER)
         candidate = self._candidate(payload.get("candidates"))
         if candidate is not None:
             content = candidate.get("content")
@@ -147,7 +147,7 @@ class GoogleDecoder(Decoder):
                     if self._current_kind == _TEXT:
                         text = part.get("text")
                         if type(text) is str:
-                            self.b.append_text(self._current, text)
+                            self.builder.append_text(self._current, text)
                             continue
                     elif self._current_kind == _CALL:
                         call = part.get("functionCall")
@@ -160,13 +160,13 @@ class GoogleDecoder(Decoder):
             finish = candidate.get("finishReason")
             if finish and isinstance(finish, str):
                 message = as_str(candidate.get("finishMessage")) or None
-                self.b.set_stop_reason(finish, error_reason=message)
+                self.builder.set_stop_reason(finish, error_reason=message)
         usage = payload.get("usageMetadata")
         if type(usage) is dict and not _same_json(usage, self._usage_raw):
             # Gemini repeats usageMetadata on every chunk, mostly unchanged:
             # an identical snapshot would change nothing.
             self._usage_raw = usage
-            self.b.set_usage(to_usage(usage))
+            self.builder.set_usage(to_usage(usage))
 
     def end_of_input(self) -> None:
         self._before_terminal()
@@ -198,10 +198,10 @@ class GoogleDecoder(Decoder):
             self._finish_args(self._current, self._args)
         self._args = None
         if self._citations and self._last_text is not None:
-            self.b.backfill_citations(self._last_text, self._citations)
+            self.builder.backfill_citations(self._last_text, self._citations)
         for field in _METADATA_BLOCKS:
             if field in self._metadata:
-                self.b.open_provider(self._new_key(), field, self._metadata[field])
+                self.builder.open_provider(self._new_key(), field, self._metadata[field])
         self._metadata.clear()
         self._citations = []
 
@@ -219,7 +219,7 @@ class GoogleDecoder(Decoder):
         if self._args is not None:
             self._finish_args(key, self._args)
             self._args = None
-        self.b.end_block(key)
+        self.builder.end_block(key)
         self._current = None
         self._current_kind = ""
 
@@ -239,19 +239,19 @@ class GoogleDecoder(Decoder):
                 return
             self._end_current()
             key = self._new_key()
-            self.b.open_provider(key, kind, part)
-            self.b.end_block(key)
+            self.builder.open_provider(key, kind, part)
+            self.builder.end_block(key)
 
     def _text(self, text: str, thought: bool, signature: str) -> None:
         kind = _THINKING if thought else _TEXT
         key = self._current
         if key is not None and self._current_kind == kind:
             if kind == _THINKING:
-                self.b.append_thinking(key, text, signature=signature or None)
+                self.builder.append_thinking(key, text, signature=signature or None)
             else:
-                self.b.append_text(key, text)
+                self.builder.append_text(key, text)
                 if signature:
-                    self.b.set_signature(key, signature)
+                    self.builder.set_signature(key, signature)
             return
         if not text and not signature:
             return  # Gemini ends many streams with an empty text part
@@ -259,9 +259,9 @@ class GoogleDecoder(Decoder):
         key = self._current = self._new_key()
         self._current_kind = kind
         if kind == _THINKING:
-            self.b.open_thinking(key, text=text, signature=signature or None)
+            self.builder.open_thinking(key, text=text, signature=signature or None)
         else:
-            self.b.open_text(key, text=text, signature=signature or None)
+            self.builder.open_text(key, text=text, signature=signature or None)
             self._last_text = key
 
     def _function_call(self, call: dict[str, Any], signature: str) -> None:
@@ -269,7 +269,7 @@ class GoogleDecoder(Decoder):
         streaming = call.get("willContinue") is True
         if not name:
             if self._args is None or self._current is None:
-                self.b.diagnostic(
+                self.builder.diagnostic(
                     "delta_for_unknown_block",
                     "a functionCall part without a name and no streamed call open",
                     dumps_compact(call),
@@ -283,20 +283,22 @@ class GoogleDecoder(Decoder):
             # A repeat of an earlier call: merged; a signature-less repeat
             # keeps the signature the first one carried.
             earlier = self._call_ids[call_id]
-            if signature and not self.b.signature(earlier):
+            if signature and not self.builder.signature(earlier):
                 detail = f"signature of the repeated call {call_id!r}"
-                self.b.backfill_signature(earlier, signature, detail)
+                self.builder.backfill_signature(earlier, signature, detail)
             return
         key = self._new_key()
         if call_id:
             self._call_ids.setdefault(call_id, key)
-        self.b.open_tool_call(
+        self.builder.open_tool_call(
             key, id=call_id or None, name=name, signature=signature or None, synthesize_id=True
         )
         raw_args = call.get("args")
         if not streaming:
-            self.b.append_arguments(key, "{}" if raw_args is None else dumps_compact(raw_args))
-            self.b.end_block(key)
+            self.builder.append_arguments(
+                key, "{}" if raw_args is None else dumps_compact(raw_args)
+            )
+            self.builder.end_block(key)
             return
         args = self._args = _ArgsWriter()
         self._current, self._current_kind = key, _CALL
@@ -343,21 +345,21 @@ class GoogleDecoder(Decoder):
         (reported once, with the entry that made it fail)."""
         if text is None:
             if args.failed_now():
-                self.b.diagnostic(
+                self.builder.diagnostic(
                     "partial_args_out_of_order",
                     "partialArgs paths cannot be written as incremental JSON; "
                     "the arguments become the serialisation of the final value",
                     dumps_compact(entry) if entry is not None else None,
                 )
             return
-        self.b.append_arguments(key, text)
+        self.builder.append_arguments(key, text)
 
     def _finish_args(self, key: int, args: _ArgsWriter) -> None:
         closing = args.close()
         if args.ok:
-            self.b.append_arguments(key, closing)
+            self.builder.append_arguments(key, closing)
         else:
-            self.b.reconcile(key, dumps_compact(args.tree), None)
+            self.builder.reconcile(key, dumps_compact(args.tree), None)
 
 
 # ----------------------------------------------------------------------

@@ -32,10 +32,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._json import dumps_compact
-from ..builder import MessageBuilder
-from ..messages import StopReason, Usage
-from .base import Decoder, as_dict, as_int, as_list, as_str
+from ..._json import dumps_compact
+from ...builder import MessageBuilder
+from ...messages import StopReason, Usage
+from ..base import Decoder, as_dict, as_int, as_list, as_str
 
 __all__ = ["OpenAICompletionsDecoder", "to_usage"]
 
@@ -220,14 +220,14 @@ class OpenAICompletionsDecoder(Decoder):
                 self._delta(delta)
             elif _has_content(delta) and not self._dropped:
                 self._dropped = True
-                self.b.diagnostic(
+                self.builder.diagnostic(
                     "content_after_finish",
                     f"choice {self.choice}: content after its finish_reason is dropped",
                     dumps_compact(delta),
                 )
             finish = choice.get("finish_reason")
             if isinstance(finish, str) and finish:
-                self.b.set_stop_reason(finish)
+                self.builder.set_stop_reason(finish)
                 self._finished = True
         usage = next(
             (
@@ -242,7 +242,7 @@ class OpenAICompletionsDecoder(Decoder):
             None,
         )
         if usage is not None:
-            self.b.set_usage(to_usage(usage))
+            self.builder.set_usage(to_usage(usage))
         error = payload.get("error")
         if error:
             self._fail(error)
@@ -310,21 +310,21 @@ class OpenAICompletionsDecoder(Decoder):
         if not (self._have_model and self._have_id):
             self._start(payload, as_str(payload.get("id")))
         if key is not None:
-            self.b.append_arguments(key, value)
+            self.builder.append_arguments(key, value)
         elif value and field == "content":
-            if not self.b.has(_TEXT):
-                self.b.open_text(_TEXT)
-            self.b.append_text(_TEXT, value)
+            if not self.builder.has(_TEXT):
+                self.builder.open_text(_TEXT)
+            self.builder.append_text(_TEXT, value)
         elif value:  # reasoning
-            if self.b.has(_THINKING):
-                self.b.append_thinking(_THINKING, value)
+            if self.builder.has(_THINKING):
+                self.builder.append_thinking(_THINKING, value)
             else:
-                self.b.open_thinking(_THINKING, text=value)
+                self.builder.open_thinking(_THINKING, text=value)
         return True
 
     def _start(self, payload: dict[str, Any], response_id: str) -> None:
         model = as_str(payload.get("model"))
-        self.b.start(model or None, response_id or None)
+        self.builder.start(model or None, response_id or None)
         self._have_model = self._have_model or bool(model)
         self._have_id = self._have_id or bool(response_id)
 
@@ -341,7 +341,7 @@ class OpenAICompletionsDecoder(Decoder):
 
     def _progress(self, progress: dict[str, Any]) -> None:
         time_ms = progress.get("time_ms")
-        self.b.progress(
+        self.builder.progress(
             as_int(progress.get("processed")),
             as_int(progress.get("total")),
             as_int(progress.get("cache")),
@@ -365,15 +365,15 @@ class OpenAICompletionsDecoder(Decoder):
                 self._text(_TEXT, as_str(part.get("text")))
         annotations = as_list(delta.get("annotations"))
         if annotations:
-            if not self.b.has(_TEXT):
-                self.b.open_text(_TEXT)
+            if not self.builder.has(_TEXT):
+                self.builder.open_text(_TEXT)
             for annotation in annotations:
-                self.b.add_citation(_TEXT, annotation)
+                self.builder.add_citation(_TEXT, annotation)
         refusal = delta.get("refusal")
         if isinstance(refusal, str) and refusal:
-            if not self.b.has(_REFUSAL):
-                self.b.open_text(_REFUSAL, refusal=True)
-            self.b.append_text(_REFUSAL, refusal)
+            if not self.builder.has(_REFUSAL):
+                self.builder.open_text(_REFUSAL, refusal=True)
+            self.builder.append_text(_REFUSAL, refusal)
         for entry in as_list(delta.get("tool_calls")):
             if isinstance(entry, dict):
                 self._tool_call(entry)
@@ -387,9 +387,9 @@ class OpenAICompletionsDecoder(Decoder):
     def _text(self, key: str, text: str) -> None:
         if not text:
             return
-        if not self.b.has(key):
-            self.b.open_text(key)
-        self.b.append_text(key, text)
+        if not self.builder.has(key):
+            self.builder.open_text(key)
+        self.builder.append_text(key, text)
 
     def _thinking(self, delta: dict[str, Any], parts: list[Any]) -> None:
         text = ""
@@ -421,11 +421,11 @@ class OpenAICompletionsDecoder(Decoder):
             self._signature_stale = signature is None
         if not text and signature is None:
             return
-        if not self.b.has(_THINKING):
-            self.b.open_thinking(_THINKING, text=text, signature=signature)
+        if not self.builder.has(_THINKING):
+            self.builder.open_thinking(_THINKING, text=text, signature=signature)
             return
-        self.b.append_thinking(_THINKING, text)
-        self.b.set_signature(_THINKING, signature)
+        self.builder.append_thinking(_THINKING, text)
+        self.builder.set_signature(_THINKING, signature)
 
     def _merge_details(self, entries: list[Any]) -> str:
         """Merge OpenRouter ``reasoning_details`` by index; returns the
@@ -459,11 +459,13 @@ class OpenAICompletionsDecoder(Decoder):
         for entry in entries:
             if isinstance(entry, dict):
                 _merge_by_index(self._executed, self._executed_pos, entry)
-        if not self.b.has(_EXECUTED):
+        if not self.builder.has(_EXECUTED):
             # The block's data shares the merged list (its entries are this
             # decoder's own copies), so later entries reach it without copying
             # every entry on every chunk.
-            self.b.open_provider(_EXECUTED, "executed_tools", {"executed_tools": self._executed})
+            self.builder.open_provider(
+                _EXECUTED, "executed_tools", {"executed_tools": self._executed}
+            )
 
     def _tool_call(self, entry: dict[str, Any]) -> None:
         index = entry.get("index")
@@ -485,9 +487,9 @@ class OpenAICompletionsDecoder(Decoder):
                 return  # an empty entry opens nothing
             call = len(self._call_ids)
             self._call_ids.append(call_id)
-            self.b.open_tool_call(("tool", call), id=call_id or None, name=name or None)
+            self.builder.open_tool_call(("tool", call), id=call_id or None, name=name or None)
         else:
-            self.b.set_tool_identity(("tool", call), call_id or None, name or None)
+            self.builder.set_tool_identity(("tool", call), call_id or None, name or None)
             if call_id and not self._call_ids[call]:
                 self._call_ids[call] = call_id
         if type(index) is int:
@@ -499,17 +501,17 @@ class OpenAICompletionsDecoder(Decoder):
     def _function_call(self, function_call: dict[str, Any]) -> None:
         """Legacy ``delta.function_call``: one call, never an id."""
         name = as_str(function_call.get("name"))
-        if not self.b.has(_FUNCTION_CALL):
-            self.b.open_tool_call(_FUNCTION_CALL, name=name or None, synthesize_id=True)
+        if not self.builder.has(_FUNCTION_CALL):
+            self.builder.open_tool_call(_FUNCTION_CALL, name=name or None, synthesize_id=True)
         else:
-            self.b.set_tool_identity(_FUNCTION_CALL, name=name or None)
+            self.builder.set_tool_identity(_FUNCTION_CALL, name=name or None)
         self._arguments(_FUNCTION_CALL, function_call.get("arguments"))
 
     def _arguments(self, key: Any, arguments: Any) -> None:
         if isinstance(arguments, str):
-            self.b.append_arguments(key, arguments)
+            self.builder.append_arguments(key, arguments)
         elif isinstance(arguments, dict):  # a host that sends an object
-            self.b.append_arguments(key, dumps_compact(arguments))
+            self.builder.append_arguments(key, dumps_compact(arguments))
 
     # ------------------------------------------------------------------
     # Terminal
@@ -517,17 +519,17 @@ class OpenAICompletionsDecoder(Decoder):
     def _before_terminal(self) -> None:
         """Perplexity's citations join the text block just before the end;
         the reasoning_details signature is brought up to date."""
-        if self.b.closed:
+        if self.builder.closed:
             return
-        if self._signature_stale and self.b.has(_THINKING):
-            self.b.set_signature(_THINKING, self._details_json())
+        if self._signature_stale and self.builder.has(_THINKING):
+            self.builder.set_signature(_THINKING, self._details_json())
             self._signature_stale = False
         if not self._citations:
             return
-        if not self.b.has(_TEXT):
-            self.b.open_text(_TEXT)
+        if not self.builder.has(_TEXT):
+            self.builder.open_text(_TEXT)
         for citation in self._citations:
-            self.b.add_citation(
+            self.builder.add_citation(
                 _TEXT, {"type": "url", "url": citation} if isinstance(citation, str) else citation
             )
         self._citations = []
@@ -535,11 +537,11 @@ class OpenAICompletionsDecoder(Decoder):
     def _fail(self, error: Any) -> None:
         reason, code = error_reason(error)
         self._before_terminal()
-        self.b.fail("upstream", reason, code)
+        self.builder.fail("upstream", reason, code)
 
     def done_marker(self) -> None:
         self._before_terminal()
-        self.b.finish()
+        self.builder.finish()
 
     def end_of_input(self) -> None:
         self._before_terminal()

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._json import dumps_compact
-from ..messages import StopReason, Usage
-from .base import Decoder, as_dict, as_int, as_list, as_str
+from ..._json import dumps_compact
+from ...messages import StopReason, Usage
+from ..base import Decoder, as_dict, as_int, as_list, as_str
 
 __all__ = ["AnthropicDecoder"]
 
@@ -66,12 +66,12 @@ class AnthropicDecoder(Decoder):
                 delta = {}
             text = delta.get("text")
             if type(text) is str and type(index) is int and delta.get("type") == "text_delta":
-                self.b.append_text(index, text)  # the commonest event of all, in one step
+                self.builder.append_text(index, text)  # the commonest event of all, in one step
             else:
                 self._delta(index, delta)
         elif event == "error" or kind == "error":
             error = as_dict(payload.get("error"))
-            self.b.fail(
+            self.builder.fail(
                 "upstream",
                 as_str(error.get("message")) or "error event",
                 as_str(error.get("type")) or None,
@@ -79,18 +79,20 @@ class AnthropicDecoder(Decoder):
         elif kind == "content_block_start":
             self._start_block(payload.get("index"), as_dict(payload.get("content_block")))
         elif kind == "content_block_stop":
-            self.b.end_block(_key(payload.get("index")))
+            self.builder.end_block(_key(payload.get("index")))
         elif kind == "message_start":
             message = as_dict(payload.get("message"))
-            self.b.start(as_str(message.get("model")) or None, as_str(message.get("id")) or None)
+            self.builder.start(
+                as_str(message.get("model")) or None, as_str(message.get("id")) or None
+            )
             self._merge_usage(as_dict(message.get("usage")))
         elif kind == "message_delta":
             stop = as_dict(payload.get("delta")).get("stop_reason")
             if isinstance(stop, str):
-                self.b.set_stop_reason(stop)
+                self.builder.set_stop_reason(stop)
             self._merge_usage(as_dict(payload.get("usage")))
         elif kind == "message_stop":
-            self.b.finish()
+            self.builder.finish()
         # ping and unknown event types: nothing.
 
     def _merge_usage(self, usage: dict[str, Any]) -> None:
@@ -100,12 +102,12 @@ class AnthropicDecoder(Decoder):
         if not present:
             return
         self._usage = {**self._usage, **present}
-        self.b.set_usage(to_usage(self._usage))
+        self.builder.set_usage(to_usage(self._usage))
 
     def _start_block(self, index: Any, block: dict[str, Any]) -> None:
         key = _key(index)
         kind = as_str(block.get("type"))
-        b = self.b
+        b = self.builder
         if kind == "text":
             b.open_text(
                 key, text=as_str(block.get("text")), citations=as_list(block.get("citations"))
@@ -130,7 +132,7 @@ class AnthropicDecoder(Decoder):
     def _delta(self, index: Any, delta: dict[str, Any]) -> None:
         key = _key(index)
         kind = delta.get("type")
-        b = self.b
+        b = self.builder
         if kind == "text_delta":
             b.append_text(key, as_str(delta.get("text")))
         elif kind == "thinking_delta":

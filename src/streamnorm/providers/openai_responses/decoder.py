@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any, ClassVar
 
-from .._json import dumps_compact
-from ..messages import StopReason, Usage
-from .base import Decoder, as_dict, as_int, as_list, as_str
+from ..._json import dumps_compact
+from ...messages import StopReason, Usage
+from ..base import Decoder, as_dict, as_int, as_list, as_str
 
 __all__ = ["OpenAIResponsesDecoder", "to_usage"]
 
@@ -122,12 +122,14 @@ class OpenAIResponsesDecoder(Decoder):
     # Response lifecycle
 
     def _identify(self, response: dict[str, Any]) -> None:
-        self.b.start(as_str(response.get("model")) or None, as_str(response.get("id")) or None)
+        self.builder.start(
+            as_str(response.get("model")) or None, as_str(response.get("id")) or None
+        )
 
     def _usage(self, response: dict[str, Any]) -> None:
         usage = response.get("usage")
         if isinstance(usage, dict):
-            self.b.set_usage(to_usage(usage))
+            self.builder.set_usage(to_usage(usage))
 
     def _lifecycle(self, payload: dict[str, Any]) -> None:
         response = as_dict(payload.get("response"))
@@ -147,16 +149,16 @@ class OpenAIResponsesDecoder(Decoder):
         if status == "incomplete":
             raw = as_str(as_dict(response.get("incomplete_details")).get("reason")) or status
         error = as_dict(response.get("error"))
-        self.b.set_stop_reason(raw, error_reason=as_str(error.get("message")) or None)
-        self.b.finish()
+        self.builder.set_stop_reason(raw, error_reason=as_str(error.get("message")) or None)
+        self.builder.finish()
 
     def _failed(self, payload: dict[str, Any]) -> None:
         response = as_dict(payload.get("response"))
         self._identify(response)
         self._usage(response)
         error = as_dict(response.get("error"))
-        self.b.set_stop_reason(as_str(response.get("status")) or "failed")
-        self.b.fail(
+        self.builder.set_stop_reason(as_str(response.get("status")) or "failed")
+        self.builder.fail(
             "upstream",
             as_str(error.get("message")) or "response failed",
             _code(error.get("code")) or _code(error.get("type")),
@@ -167,7 +169,7 @@ class OpenAIResponsesDecoder(Decoder):
         error = as_dict(payload.get("error"))
         code = _code(payload.get("code")) or _code(error.get("code")) or _code(error.get("type"))
         reason = as_str(payload.get("message")) or as_str(error.get("message")) or "error event"
-        self.b.fail("upstream", reason, code)
+        self.builder.fail("upstream", reason, code)
 
     # ------------------------------------------------------------------
     # Output items
@@ -194,7 +196,7 @@ class OpenAIResponsesDecoder(Decoder):
         self._complete_item(self._output_index(payload, item), item)
 
     def _open_item(self, index: Key, item: dict[str, Any]) -> _Item:
-        b = self.b
+        b = self.builder
         kind = as_str(item.get("type")) or "unknown"
         old = self._items.get(index)
         if old is not None and not old.done and old.part_keys:
@@ -238,13 +240,13 @@ class OpenAIResponsesDecoder(Decoder):
         self._shell_outputs.add(call_id)
         key = self._shell_calls.get(call_id)
         if key is not None:
-            self.b.set_client_tool(key, False)
+            self.builder.set_client_tool(key, False)
 
     def _complete_item(self, index: Key, item: dict[str, Any]) -> None:
         """``output_item.done`` (or the terminal response's copy of the item):
         reconcile, sign and end its blocks. An item still ``incomplete`` is
         left to the terminal event, which marks an open tool call as cut off."""
-        b = self.b
+        b = self.builder
         state = self._items.get(index)
         if state is None:
             state = self._open_item(index, item)
@@ -278,7 +280,7 @@ class OpenAIResponsesDecoder(Decoder):
             b.end_block(key)
 
     def _complete_message(self, index: Key, state: _Item, item: dict[str, Any]) -> None:
-        b = self.b
+        b = self.builder
         signature = _signature({"id": item.get("id"), "phase": item.get("phase")})
         for content_index, raw in enumerate(as_list(item.get("content"))):
             part = as_dict(raw)
@@ -306,7 +308,7 @@ class OpenAIResponsesDecoder(Decoder):
             b.set_signature(key, signature)
 
     def _complete_reasoning(self, key: Key, state: _Item, item: dict[str, Any]) -> None:
-        b = self.b
+        b = self.builder
         texts = [
             as_str(as_dict(part).get("text"))
             for field in (_SUMMARY, _CONTENT)
@@ -337,7 +339,7 @@ class OpenAIResponsesDecoder(Decoder):
                 and item.get("type") == "reasoning"
             ):
                 state.encrypted = True
-                self.b.backfill_signature(
+                self.builder.backfill_signature(
                     _item_key(index), dumps_compact(item), f"output_index {index}"
                 )
 
@@ -352,11 +354,11 @@ class OpenAIResponsesDecoder(Decoder):
             index = self._output_index(payload)
         part = payload.get("content_index")
         key = ("part", index, part if type(part) is int else 0)
-        if not self.b.has(key):
+        if not self.builder.has(key):
             state = self._items.get(index)
             if state is None:
                 state = self._items[index] = _Item("message")
-            self.b.open_text(key, refusal=refusal)
+            self.builder.open_text(key, refusal=refusal)
             state.part_keys.append(key)
         return key
 
@@ -369,15 +371,15 @@ class OpenAIResponsesDecoder(Decoder):
             self._reasoning_text(payload, _CONTENT, as_str(part.get("text")))
             return
         key = ("part", index, _index(payload.get("content_index")) or 0)
-        if self.b.has(key):
+        if self.builder.has(key):
             return
         if state is None:
             state = self._items[index] = _Item("message")
         field = _TEXT_PARTS.get(part_type)
         if field is None:
-            self.b.open_provider(key, part_type or "unknown", part)
+            self.builder.open_provider(key, part_type or "unknown", part)
         else:
-            self.b.open_text(
+            self.builder.open_text(
                 key,
                 text=as_str(part.get(field)),
                 refusal=part_type == "refusal",
@@ -387,25 +389,27 @@ class OpenAIResponsesDecoder(Decoder):
 
     def _text_delta(self, payload: dict[str, Any]) -> None:
         delta = payload.get("delta")  # (as_str, inline: this is the commonest event)
-        self.b.append_text(self._text_key(payload), delta if type(delta) is str else "")
+        self.builder.append_text(self._text_key(payload), delta if type(delta) is str else "")
 
     def _refusal_delta(self, payload: dict[str, Any]) -> None:
-        self.b.append_text(self._text_key(payload, refusal=True), as_str(payload.get("delta")))
+        self.builder.append_text(
+            self._text_key(payload, refusal=True), as_str(payload.get("delta"))
+        )
 
     def _text_done(self, payload: dict[str, Any]) -> None:
         text = as_str(payload.get("text"))
         if text:
-            self.b.reconcile(self._text_key(payload), text, "text_mismatch")
+            self.builder.reconcile(self._text_key(payload), text, "text_mismatch")
 
     def _refusal_done(self, payload: dict[str, Any]) -> None:
         text = as_str(payload.get("refusal"))
         if text:
-            self.b.reconcile(self._text_key(payload, refusal=True), text, "text_mismatch")
+            self.builder.reconcile(self._text_key(payload, refusal=True), text, "text_mismatch")
 
     def _annotation(self, payload: dict[str, Any]) -> None:
         annotation = payload.get("annotation")
         if annotation is not None:
-            self.b.add_citation(self._text_key(payload), annotation)
+            self.builder.add_citation(self._text_key(payload), annotation)
 
     # ------------------------------------------------------------------
     # Reasoning
@@ -424,19 +428,19 @@ class OpenAIResponsesDecoder(Decoder):
         state = self._items.get(index)
         if state is None:
             state = self._items[index] = _Item("reasoning")
-            self.b.open_thinking(key)
+            self.builder.open_thinking(key)
         if state.type != "reasoning" or state.done:
             return key, None, part
         if part not in state.parts:
             if state.parts:
-                self.b.append_thinking(key, "\n\n")
+                self.builder.append_thinking(key, "\n\n")
             state.parts[part] = None
             state.part_chars = 0
         return key, state, part
 
     def _reasoning_text(self, payload: dict[str, Any], part_kind: str, text: str) -> None:
         key, state, _ = self._reasoning_part(payload, part_kind)
-        self.b.append_thinking(key, text)
+        self.builder.append_thinking(key, text)
         if state is not None:
             state.part_chars += len(text)
 
@@ -455,8 +459,10 @@ class OpenAIResponsesDecoder(Decoder):
         key, state, part = self._reasoning_part(payload, part_kind)
         if not text or state is None or next(reversed(state.parts)) != part:
             return
-        current = self.b.text_of(key)
-        self.b.reconcile(key, current[: len(current) - state.part_chars] + text, "text_mismatch")
+        current = self.builder.text_of(key)
+        self.builder.reconcile(
+            key, current[: len(current) - state.part_chars] + text, "text_mismatch"
+        )
         state.part_chars = len(text)
 
     def _summary_done(self, payload: dict[str, Any]) -> None:
@@ -471,22 +477,22 @@ class OpenAIResponsesDecoder(Decoder):
     def _arguments_key(self, payload: dict[str, Any]) -> Key | None:
         index = payload.get("output_index")
         key = _item_key(index if type(index) is int else self._output_index(payload))
-        kind = self.b.kind(key)
+        kind = self.builder.kind(key)
         if kind is None or kind == "toolcall":
             return key  # an unknown block is reported by the builder
-        self.b.diagnostic("unknown_delta", f"function-call arguments for a {kind} block")
+        self.builder.diagnostic("unknown_delta", f"function-call arguments for a {kind} block")
         return None
 
     def _arguments_delta(self, payload: dict[str, Any]) -> None:
         key = self._arguments_key(payload)
         if key is not None:
-            self.b.append_arguments(key, as_str(payload.get("delta")))
+            self.builder.append_arguments(key, as_str(payload.get("delta")))
 
     def _arguments_done(self, payload: dict[str, Any]) -> None:
         arguments = as_str(payload.get("arguments"))
         key = self._arguments_key(payload)
         if key is not None and arguments:
-            self.b.reconcile(key, arguments, "arguments_mismatch")
+            self.builder.reconcile(key, arguments, "arguments_mismatch")
 
 
 def _code(value: Any) -> str | None:

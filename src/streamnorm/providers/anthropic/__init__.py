@@ -1,0 +1,5 @@
+"""``anthropic-messages``: everything that knows the Anthropic Messages wire JSON."""
+
+from .decoder import AnthropicDecoder
+
+__all__ = ["AnthropicDecoder"]
