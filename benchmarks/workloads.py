@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +43,10 @@ __all__ = [
 
 APIS = ("anthropic-messages", "openai-responses", "openai-completions", "google-generative-ai")
 SYNTHETIC = ("text", "thinking", "tool", "tool-100KB", "tool-1MB")
-FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
+FIXTURES = Path(
+    os.environ.get("STREAMNORM_FIXTURES")
+    or Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
+)
 
 MB = 1_000_000
 

@@ -3,6 +3,7 @@ run bytes through the normalizer under a given chunking."""
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -14,11 +15,17 @@ from streamnorm import ContentBlock, Done, Error, Event, ToolCallBlock
 from streamnorm.normalizer import StreamNormalizer
 
 REPO = Path(__file__).resolve().parents[1]
-#: The recorded streams live beside the repository, never inside it.
-FIXTURES = REPO.parent / "shared" / "fixtures"
+#: The recorded traffic lives beside the repository, never inside it;
+#: ``STREAMNORM_FIXTURES`` points at a corpus elsewhere.
+FIXTURES = Path(os.environ.get("STREAMNORM_FIXTURES") or REPO.parent / "shared" / "fixtures")
+#: The read-only APIs recorded one level down, each in its own folder.
+EXTRA_FIXTURES = FIXTURES / "extra-apis"
 APIS = ("anthropic-messages", "openai-responses", "openai-completions", "google-generative-ai")
 
-needs_fixtures = pytest.mark.skipif(not FIXTURES.is_dir(), reason="../shared/fixtures is absent")
+needs_fixtures = pytest.mark.skipif(
+    not FIXTURES.is_dir(),
+    reason=f"no fixture corpus at {FIXTURES} (set STREAMNORM_FIXTURES to point at one)",
+)
 
 
 def fixture_paths(api: str | None = None) -> list[Path]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import pytest
 
@@ -38,6 +37,7 @@ from streamnorm.messages import (
     Usage,
 )
 
+from .support import FIXTURES
 from .test_inline_samples import run_stream, upstream
 
 CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
@@ -446,12 +446,9 @@ def test_deterministic() -> None:
 def test_passthrough_fixture_matches_upstream() -> None:
     """A stream whose server returned structured calls passes through
     unchanged apart from indices (here: identical, no inline markup)."""
-    path = (
-        Path(__file__).resolve().parents[2]
-        / "shared/fixtures/openai-completions/openai-tool-calls-parallel.sse"
-    )
+    path = FIXTURES / "openai-completions/openai-tool-calls-parallel.sse"
     if not path.exists():
-        pytest.skip("shared fixtures not available")
+        pytest.skip("no fixture corpus")
     data = path.read_bytes()
     up = list(normalize([data], api="openai-completions"))
     out = list(NormalizingStream(up, get_parser("hermes")))

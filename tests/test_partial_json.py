@@ -36,8 +36,7 @@ from streamnorm.partial_json import (
     parse_partial_json,
     repair_json,
 )
-
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+from tests.support import FIXTURES
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -586,7 +585,7 @@ def fixture_arguments() -> list[tuple[str, list[str]]]:
 FIXTURE_ARGUMENTS = fixture_arguments()
 
 
-@pytest.mark.skipif(not FIXTURE_ARGUMENTS, reason="../shared/fixtures is absent")
+@pytest.mark.skipif(not FIXTURE_ARGUMENTS, reason="no fixture corpus")
 def test_fixture_arguments_are_found() -> None:
     assert len(FIXTURE_ARGUMENTS) >= 10
 

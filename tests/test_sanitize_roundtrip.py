@@ -37,10 +37,9 @@ from .sanitize_support import (
     result,
     target_id,
 )
+from .support import FIXTURES, needs_fixtures
 
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 FIXTURE_FILES = sorted(FIXTURES.glob("*/*.sse")) if FIXTURES.is_dir() else []
-needs_fixtures = pytest.mark.skipif(not FIXTURES.is_dir(), reason="../shared/fixtures is absent")
 
 #: Responses items the client executes and answers by ``call_id``.
 CLIENT_CALLS = {"custom_tool_call", "apply_patch_call", "computer_call", "local_shell_call"}
