@@ -32,11 +32,12 @@ from .messages import (
     message_from_dict,
 )
 from .normalizer import StreamNormalizer, anormalize, normalize
-from .partial_json import parse_partial_json
+from .partial_json import ArgsOp, apply_ops, parse_partial_json
 from .sanitize import sanitize_messages_for_target, validate_history_for_target
 
 __all__ = [
     "APIS",
+    "ArgsOp",
     "AssistantMessage",
     "BlockEnd",
     "ContentBlock",
@@ -65,6 +66,7 @@ __all__ = [
     "UsageUpdate",
     "UserMessage",
     "anormalize",
+    "apply_ops",
     "block_from_dict",
     "get_parser",
     "message_from_dict",

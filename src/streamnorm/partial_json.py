@@ -703,8 +703,9 @@ class ArgumentBuffer:
     operations (:meth:`ops`) in order scans each fragment once. The buffer
     keeps no preview of its own and only the operations of the last range
     scanned, so events hold no copies. An offset behind the parser (an older
-    event read after a newer one) is parsed from scratch: correct, O(offset),
-    rare. Not thread-safe.
+    event read after a newer one) restarts the parser from the beginning:
+    O(offset) for that read, and reading on in order from there scans each
+    fragment once again. Not thread-safe.
     """
 
     __slots__ = (
@@ -760,7 +761,7 @@ class ArgumentBuffer:
         """
         end = self._clamp(end)
         if end < self._parsed_to:
-            return parse_partial_json(self.text()[:end])
+            self._restart()
         start = self._parsed_to if start is None else min(self._clamp(start), end)
         return self._advance(start, end).value()
 
@@ -773,14 +774,15 @@ class ArgumentBuffer:
         if start == end:
             return ()
         if start < self._parsed_to:
-            parser = IncrementalJSONParser(record_ops=True)
-            text = self.text()
-            parser.feed(text[:start])
-            parser.take_ops()
-            parser.feed(text[start:end])
-            return parser.take_ops()
+            self._restart()
         self._advance(start, end)
         return self._ops
+
+    def _restart(self) -> None:
+        """Forget the parser: the next read scans from the beginning."""
+        self._parser = None
+        self._parsed_to = self._part_index = self._part_start = 0
+        self._ops, self._ops_range = (), (0, 0)
 
     def _clamp(self, offset: int) -> int:
         return max(0, min(offset, self._length))
