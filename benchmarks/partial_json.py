@@ -51,7 +51,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -282,40 +282,40 @@ SHAPES: dict[str, tuple[Callable[[int], str], int]] = {
 }
 
 
-def make_events(text: str, size: int) -> list[ToolCallDelta]:
-    """One call's ToolCallDelta events, as the builder makes them."""
+def make_events(text: str, size: int) -> Iterator[ToolCallDelta]:
+    """One call's ToolCallDelta events, made as the builder makes them and
+    dropped once read, as a stream's are (an event that cached its preview
+    would otherwise hold it to the end)."""
     buffer = ArgumentBuffer()
-    events = []
     for i in range(0, len(text), size):
         piece = text[i : i + size]
-        events.append(tool_call_delta(0, "call_1", "write", piece, buffer, buffer.append(piece)))
-    return events
+        yield tool_call_delta(0, "call_1", "write", piece, buffer, buffer.append(piece))
 
 
-def read_dropped(events: list[ToolCallDelta]) -> None:
+def read_dropped(events: Iterator[ToolCallDelta]) -> None:
     for event in events:
         event.partial_args  # noqa: B018
 
 
-def read_kept(events: list[ToolCallDelta]) -> None:
+def read_kept(events: Iterator[ToolCallDelta]) -> None:
     latest = None
     for event in events:
         latest = event.partial_args
     assert latest is not None
 
 
-def read_ops(events: list[ToolCallDelta]) -> None:
+def read_ops(events: Iterator[ToolCallDelta]) -> None:
     for event in events:
         event.ops  # noqa: B018
 
 
-def read_lines(events: list[ToolCallDelta]) -> None:
+def read_lines(events: Iterator[ToolCallDelta]) -> None:
     dumps = json.dumps
     for event in events:
         dumps(event.to_dict())
 
 
-READERS: dict[str, Callable[[list[ToolCallDelta]], None]] = {
+READERS: dict[str, Callable[[Iterator[ToolCallDelta]], None]] = {
     "partial_args, dropped": read_dropped,
     "partial_args, kept": read_kept,
     "ops": read_ops,
