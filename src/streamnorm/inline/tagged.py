@@ -30,7 +30,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from .base import ParserOptions, ToolCallParser, register
+from .base import ParserOptions, ToolCallParser
 from .calllist import CallList
 from .calls import SectionContext
 from .engine import InlineParser, Opener
@@ -268,32 +268,10 @@ _HERMES = TagDialect(("<tool_call>",), ("</tool_call>",), json=True, xml=QWEN)
 _GLM = TagDialect(("<tool_call>",), ("</tool_call>",), json=True, xml=GLM)
 _JSON_OR_XML = body_starts("{", "[", "```", "<function=")
 
-register(
-    "hermes",
-    tag_parser(_HERMES, _JSON_OR_XML),
-    aliases=("qwen", "qwen2.5", "qwen3", "granite4", "hermes2_pro"),
-    reasoning="think",
-)
-register(
-    "qwen3_coder",
-    tag_parser(_HERMES, _JSON_OR_XML),
-    aliases=("qwen3_xml", "qwen3.5"),
-    reasoning="think",
-    calls_in_reasoning="extract",
-)
-register(
-    "glm45",
-    tag_parser(_GLM, _glm_confirm),
-    aliases=("glm4_moe", "glm46"),
-    reasoning="think",
-    calls_in_reasoning="extract",
-)
-register(
-    "glm47",
-    tag_parser(_GLM, _glm_confirm),
-    reasoning="think",
-    calls_in_reasoning="extract",
-)
+#: The Qwen/Hermes block: a JSON object or Qwen XML between ``<tool_call>`` tags.
+hermes = tag_parser(_HERMES, _JSON_OR_XML)
+#: GLM 4.5+: ``<tool_call>name`` then ``<arg_key>``/``<arg_value>`` pairs.
+glm = tag_parser(_GLM, _glm_confirm)
 
 
 # Block dialects beyond the Qwen family: same section, other markers.
@@ -309,25 +287,14 @@ _SEED = TagDialect(
 )
 _INTERNLM = TagDialect(("<|action_start|><|plugin|>",), ("<|action_end|>",), json=True, xml=None)
 
-register("jamba", tag_parser(_TOOL_CALLS, body_starts("[", "{")))
-register(
-    "minimax",
-    tag_parser(_TOOL_CALLS, body_starts("[", "{")),
-    aliases=("minimax_m1",),
-    reasoning="think",
-)
-register(
-    "minimax_m2",
-    tag_parser(_MINIMAX_M2, body_starts(*MINIMAX.func_open, cut_at_end=True)),
-    reasoning="think",
-    interleaved_reasoning=True,
-    calls_in_reasoning="extract",
-)
-register("seed_oss", tag_parser(_SEED, body_starts("<function=", "{")), reasoning="seed")
-register("internlm", tag_parser(_INTERNLM, body_starts("{")), aliases=("internlm2",))
+#: ``<tool_calls>[…]</tool_calls>`` (Jamba, MiniMax M1).
+tool_calls_list = tag_parser(_TOOL_CALLS, body_starts("[", "{"))
+minimax_m2 = tag_parser(_MINIMAX_M2, body_starts(*MINIMAX.func_open, cut_at_end=True))
+seed_oss = tag_parser(_SEED, body_starts("<function=", "{"))
+internlm = tag_parser(_INTERNLM, body_starts("{"))
 
 
-def _delimited(options: ParserOptions) -> ToolCallParser:
+def delimited(options: ParserOptions) -> ToolCallParser:
     """Custom block markers: ``open``/``close`` options, ``body="json"|"xml"``."""
     if not options.open or not options.close:
         raise ValueError("the delimited parser needs the open= and close= options")
@@ -336,6 +303,3 @@ def _delimited(options: ParserOptions) -> ToolCallParser:
     dialect = TagDialect((options.open,), close, json=options.body == "json", xml=xml)
     starts = ("<function=",) if xml is not None else ("{", "[", "```")
     return tag_parser(dialect, body_starts(*starts))(options)
-
-
-register("delimited", _delimited)
