@@ -13,6 +13,7 @@ from .events import (
     ThinkingDelta,
     ToolCallDelta,
     UsageUpdate,
+    event_from_dict,
 )
 from .inline import NormalizingStream, ParserOutput, ToolCallParser, get_parser
 from .messages import (
@@ -66,6 +67,7 @@ __all__ = [
     "UserMessage",
     "anormalize",
     "block_from_dict",
+    "event_from_dict",
     "get_parser",
     "message_from_dict",
     "normalize",
