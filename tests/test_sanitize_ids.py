@@ -4,9 +4,10 @@ ids that must pass through them, and injectivity over random histories."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 
 from streamnorm.messages import (
     AssistantMessage,
@@ -17,6 +18,7 @@ from streamnorm.messages import (
     UserMessage,
 )
 from streamnorm.sanitize import ID_RULES, id_rule_for, resolve_target, sanitize_messages_for_target
+from streamnorm.sanitize.core import SYNTHETIC_RESULT_TEXT
 
 from .sanitize_support import (
     LONG_ID,
@@ -211,45 +213,82 @@ def _answerable(m: AssistantMessage) -> set[str]:
     return {c.id for c in m.tool_calls} | custom
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(histories())
-def test_rewrite_is_injective_and_results_follow(history: list[Message]) -> None:
+def _tagged(history: list[Message]) -> list[Message]:
+    """``history`` with each tool result's content prefixed by ``#<position>|``:
+    a label no two results share, and that sanitizing leaves intact (ASCII).
+    Labels taken from the content itself can be empty or repeated."""
+    out: list[Message] = []
+    for k, m in enumerate(history):
+        if isinstance(m, ToolResultMessage):
+            assert isinstance(m.content, str)
+            m = replace(m, content=f"#{k}|{m.content}")
+        out.append(m)
+    return out
+
+
+def _assert_results_follow(history: list[Message], out: list[Message]) -> None:
+    """Every result of ``out`` follows its call: it answers a call of the
+    nearest preceding assistant message, with only results in between, at
+    most once; a kept result answers the call that had its id in the input
+    (a tool call through its tag, a client-executed item by its verbatim
+    ``call_id``); any other result is a synthetic error result."""
     input_id = dict(_call_tags(history))  # call tag -> id it had in the input
     result_of = {  # result label -> id it answered in the input
-        m.content.split("|")[0]: m.tool_call_id
+        m.content.split("|", 1)[0]: m.tool_call_id
         for m in history
         if isinstance(m, ToolResultMessage) and isinstance(m.content, str)
     }
+    assert len(result_of) == sum(isinstance(m, ToolResultMessage) for m in history)
+    current: AssistantMessage | None = None
+    answered: set[str] = set()
+    for m in out:
+        if isinstance(m, AssistantMessage):
+            current, answered = m, set()
+        elif isinstance(m, UserMessage):
+            current = None
+        else:
+            assert isinstance(m, ToolResultMessage) and isinstance(m.content, str)
+            assert current is not None
+            assert m.tool_call_id in _answerable(current)
+            assert m.tool_call_id not in answered
+            answered.add(m.tool_call_id)
+            if m.content == SYNTHETIC_RESULT_TEXT:
+                assert m.is_error
+                continue
+            label = m.content.split("|", 1)[0]
+            assert label in result_of, m
+            owners = [b for b in current.tool_calls if b.id == m.tool_call_id]
+            if owners:
+                assert input_id[int(owners[0].arguments["n"])] == result_of[label]
+            else:
+                assert m.tool_call_id == result_of[label]
+
+
+#: Two stray results with the same content, each answering a call of its own
+#: turn: content alone cannot tell them apart.
+_SAME_CONTENT_STRAYS: list[Message] = [
+    assistant([call("call_a", n=1)]),
+    ToolResultMessage("call_a", "bash", "hello"),
+    assistant([call("call_b", n=2)]),
+    ToolResultMessage("call_b", "bash", "hello"),
+]
+
+
+@example(_SAME_CONTENT_STRAYS)
+@example([assistant([call("call_a", n=1)]), ToolResultMessage("call_a", "bash", "")])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(histories())
+def test_rewrite_is_injective_and_results_follow(history: list[Message]) -> None:
+    history = _tagged(history)
     for provider, api, model in TARGETS:
         out = sanitize_messages_for_target(history, provider, model, api=api)
         tags = _call_tags(out)
         ids = [i for _, i in tags]
         assert len(set(ids)) == len(ids), "two calls share an output id"
         assert len({t for t, _ in tags}) == len(tags)
-        rule = id_rule_for(resolve_target(provider, model, api))
-        # Every result follows its call: an id of the nearest preceding
-        # assistant message, with only results in between, at most once; and
-        # it is the new id of a call that had the result's id in the input.
-        current: AssistantMessage | None = None
-        answered: set[str] = set()
-        for m in out:
-            if isinstance(m, AssistantMessage):
-                current, answered = m, set()
-            elif isinstance(m, UserMessage):
-                current = None
-            else:
-                assert current is not None
-                assert m.tool_call_id in _answerable(current)
-                assert m.tool_call_id not in answered
-                answered.add(m.tool_call_id)
-                label = m.content.split("|")[0] if isinstance(m.content, str) else ""
-                if label in result_of:
-                    calls = [b for b in current.content if isinstance(b, ToolCallBlock)]
-                    owners = [b for b in calls if b.id == m.tool_call_id]
-                    if owners:
-                        tag = int(owners[0].arguments["n"])
-                        assert input_id[tag] == result_of[label]
+        _assert_results_follow(history, out)
         # Ids not issued by the target itself follow the target's rule.
+        rule = id_rule_for(resolve_target(provider, model, api))
         for m in out:
             if isinstance(m, AssistantMessage) and m.api != api:
                 assert all(rule.is_valid(c.id) for c in m.tool_calls)
