@@ -12,7 +12,6 @@ from hypothesis import HealthCheck, example, given, settings
 from streamnorm.messages import (
     AssistantMessage,
     Message,
-    ProviderBlock,
     ToolCallBlock,
     ToolResultMessage,
     UserMessage,
@@ -27,6 +26,7 @@ from .sanitize_support import (
     as_turn,
     assistant,
     call,
+    client_calls,
     histories,
     result,
     target_id,
@@ -205,12 +205,7 @@ def _call_tags(messages: list[Message]) -> list[tuple[int, str]]:
 
 def _answerable(m: AssistantMessage) -> set[str]:
     """Ids a result may answer: tool calls and client-executed Responses items."""
-    custom = {
-        str(b.data["call_id"])
-        for b in m.content
-        if isinstance(b, ProviderBlock) and b.kind == "custom_tool_call"
-    }
-    return {c.id for c in m.tool_calls} | custom
+    return {call_id for call_id, _ in client_calls(m)}
 
 
 def _tagged(history: list[Message]) -> list[Message]:
