@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -55,6 +56,22 @@ class _Turn:
     message: AssistantMessage
     content: tuple[ContentBlock, ...]
     calls: list[_Call] = field(default_factory=list)
+    #: Unanswered calls by input id, in block order: a result takes the first
+    #: (§4.2: two calls with one id are answered in order). O(1) per result.
+    pending: dict[str, deque[_Call]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for c in self.calls:
+            self.pending.setdefault(c.site.id, deque()).append(c)
+
+    def answer(self, call_id: str) -> _Call | None:
+        """The first unanswered call with ``call_id``, now answered."""
+        queue = self.pending.get(call_id)
+        if not queue:
+            return None
+        call = queue.popleft()
+        call.answered = True
+        return call
 
 
 @dataclass(eq=False)
@@ -67,7 +84,7 @@ _Entry = UserMessage | _Turn | _Result
 
 
 def _walk(messages: Iterable[Message], target: Target, foreign: ForeignThinking) -> list[_Entry]:
-    """Drop failed turns and pair results with calls (§8)."""
+    """Drop failed turns and pair results with calls (§8). O(messages + blocks)."""
     out: list[_Entry] = []
     current: _Turn | None = None
 
@@ -76,6 +93,7 @@ def _walk(messages: Iterable[Message], target: Target, foreign: ForeignThinking)
             out.extend(_Result(c, None) for c in current.calls if not c.answered)
             for c in current.calls:
                 c.answered = True
+            current.pending.clear()
 
     for m in messages:
         if isinstance(m, AssistantMessage):
@@ -88,14 +106,8 @@ def _walk(messages: Iterable[Message], target: Target, foreign: ForeignThinking)
             current = _Turn(m, content, [_Call(s, trusted) for s in calls_in(content)])
             out.append(current)
         elif isinstance(m, ToolResultMessage):
-            call = None
-            if current is not None:
-                call = next(
-                    (c for c in current.calls if not c.answered and c.site.id == m.tool_call_id),
-                    None,
-                )
+            call = current.answer(m.tool_call_id) if current is not None else None
             if call is not None:
-                call.answered = True
                 out.append(_Result(call, m))
         elif isinstance(m, UserMessage):
             close()

@@ -132,10 +132,18 @@ def is_trusted_id(value: str) -> bool:
 
 @dataclass
 class IdAllocator:
-    """Assigns output ids in conversation order, never the same one twice."""
+    """Assigns output ids in conversation order, never the same one twice.
+
+    Cost: O(1) hashes per call, amortised. ``used`` only grows, so a derived
+    candidate found taken stays taken; ``next_k`` remembers, per original id,
+    where the search for a free derived id stops, and the next call with
+    that original (a Gemini ``call_0`` in every turn) resumes there instead
+    of rehashing ``k = 0, 1 …`` (which made ``n`` repeats cost ``n²/2``).
+    """
 
     rule: IdRule
     used: set[str] = field(default_factory=set)
+    next_k: dict[str, int] = field(default_factory=dict)
 
     def reserve(self, value: str) -> None:
         """Mark an id that is replayed verbatim (inside provider blocks)."""
@@ -153,9 +161,10 @@ class IdAllocator:
         cleaned = self.rule.cleaned(original)
         if self.rule.is_valid(cleaned) and cleaned not in self.used:
             return self._take(cleaned)
-        k = 0
+        k = self.next_k.get(original, 0)
         while (candidate := self.rule.derived(original, k)) in self.used:
             k += 1
+        self.next_k[original] = k + 1
         return self._take(candidate)
 
     def _take(self, value: str) -> str:

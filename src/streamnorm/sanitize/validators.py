@@ -13,6 +13,7 @@ id rule (or the target's) and a tuple of checks.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -81,20 +82,23 @@ def ids_unique(messages: Sequence[Message], target: Target, rule: IdRule) -> Ite
 def calls_paired(messages: Sequence[Message], target: Target, rule: IdRule) -> Iterator[str]:
     """Each call is answered by exactly one result directly after its message
     (other results between are fine); each result answers such a call."""
-    pending: list[str] | None = None
+    # Unanswered calls of the current turn, id -> count (insertion-ordered):
+    # O(1) per result, so the check is linear in the history.
+    pending: dict[str, int] | None = None
     owner = -1
 
     def unanswered() -> Iterator[str]:
-        for call_id in pending or ():
-            yield f"message {owner}: tool call {call_id!r} has no result"
+        for call_id, count in (pending or {}).items():
+            for _ in range(count):
+                yield f"message {owner}: tool call {call_id!r} has no result"
 
     for i, m in enumerate(messages):
         if isinstance(m, AssistantMessage):
             yield from unanswered()
-            pending, owner = [s.id for s in calls_in(m.content)], i
+            pending, owner = Counter(s.id for s in calls_in(m.content)), i
         elif isinstance(m, ToolResultMessage):
-            if pending is not None and m.tool_call_id in pending:
-                pending.remove(m.tool_call_id)
+            if pending and pending.get(m.tool_call_id):
+                pending[m.tool_call_id] -= 1
             else:
                 yield f"message {i}: tool result {m.tool_call_id!r} does not follow its call"
         elif isinstance(m, UserMessage):
