@@ -206,6 +206,10 @@ WEIRD_IDS = (
     "\ud83d",
     "call_",
     "abc123XYZ",
+    # Invalid for every target's rule, whoever issued them.
+    "toolu_\u00e9",
+    "toolu/../x",
+    "toolu_" + "a" * 200,
 )
 
 STRINGS = st.sampled_from(
@@ -243,7 +247,7 @@ RANDOM_ISSUERS: tuple[tuple[str | None, str, str], ...] = (
 
 @st.composite
 def blocks(draw: st.DrawFn, ids: Sequence[str], api: str, counter: list[int]) -> ContentBlock:
-    kind = draw(st.sampled_from(["thinking", "text", "call", "call", "provider"]))
+    kind = draw(st.sampled_from(["thinking", "text", "call", "call", "provider", "provider"]))
     if kind == "thinking":
         return ThinkingBlock(draw(STRINGS), draw(SIGS), draw(st.booleans()))
     if kind == "text":
@@ -275,7 +279,13 @@ def blocks(draw: st.DrawFn, ids: Sequence[str], api: str, counter: list[int]) ->
 
 #: Provider block kinds of random messages: server items (no ``call_id``),
 #: client-executed ones, and a tool search run by either side.
-PROVIDER_KINDS = ("server_tool_use", "custom_tool_call", "web_search_call", "tool_search_call")
+PROVIDER_KINDS = (
+    "server_tool_use",
+    "custom_tool_call",
+    "custom_tool_call",
+    "web_search_call",
+    "tool_search_call",
+)
 
 
 def client_calls(message: AssistantMessage) -> list[tuple[str, str]]:
@@ -296,8 +306,10 @@ def client_calls(message: AssistantMessage) -> list[tuple[str, str]]:
 
 
 @st.composite
-def histories(draw: st.DrawFn) -> list[Message]:
-    """Random conversations: turns from many issuers with reused, weird and
+def histories(
+    draw: st.DrawFn, issuers: Sequence[tuple[str | None, str, str]] = RANDOM_ISSUERS
+) -> list[Message]:
+    """Random conversations: turns from ``issuers`` with reused, weird and
     duplicate ids, results that answer, repeat, miss or arrive late.
     """
     counter = [0]
@@ -310,7 +322,7 @@ def histories(draw: st.DrawFn) -> list[Message]:
         if kind == "stray":
             out.append(ToolResultMessage(draw(st.sampled_from(WEIRD_IDS)), "bash", draw(STRINGS)))
             continue
-        provider, api, model = draw(st.sampled_from(RANDOM_ISSUERS))
+        provider, api, model = draw(st.sampled_from(list(issuers)))
         content = draw(st.lists(blocks(WEIRD_IDS, api, counter), max_size=5))
         stop = draw(st.sampled_from(list(StopReason)))
         turn = AssistantMessage(tuple(content), api, model, stop, None, USAGE, None, provider, None)

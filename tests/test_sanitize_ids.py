@@ -12,11 +12,18 @@ from hypothesis import HealthCheck, example, given, settings
 from streamnorm.messages import (
     AssistantMessage,
     Message,
+    ProviderBlock,
     ToolCallBlock,
     ToolResultMessage,
     UserMessage,
 )
-from streamnorm.sanitize import ID_RULES, id_rule_for, resolve_target, sanitize_messages_for_target
+from streamnorm.sanitize import (
+    ID_RULES,
+    id_rule_for,
+    resolve_target,
+    sanitize_messages_for_target,
+    validate_history_for_target,
+)
 from streamnorm.sanitize.core import SYNTHETIC_RESULT_TEXT
 
 from .sanitize_support import (
@@ -158,9 +165,11 @@ def test_trailing_underscore_for_responses() -> None:
     assert first == "call_abc" and re.fullmatch(r"call_[0-9a-f]{24}", second)
 
 
-def test_same_issuer_ids_are_trusted_unless_unusable() -> None:
+def test_same_issuer_ids_follow_the_target_rule() -> None:
+    """A target's own ids get no exemption: one its rule rejects is rejected
+    whoever issued it, so it is rewritten and its result follows."""
     mine = assistant(
-        [call("ns.bash:0"), call(""), call("a\nb")],
+        [call("ns.bash:0"), call(""), call("a\nb"), call("Ab3dE6gH9")],
         provider="mistral",
         api="openai-completions",
         model="mistral-large-latest",
@@ -169,8 +178,54 @@ def test_same_issuer_ids_are_trusted_unless_unusable() -> None:
         [mine], "mistral", "mistral-large-latest", api="openai-completions"
     )
     ids = [c.id for c in as_turn(out[0]).tool_calls]
-    assert ids[0] == "ns.bash:0"
-    assert all(re.fullmatch(r"[a-zA-Z0-9]{9}", i) for i in ids[1:])
+    assert ids[3] == "Ab3dE6gH9"
+    assert len(set(ids)) == 4 and all(re.fullmatch(r"[a-zA-Z0-9]{9}", i) for i in ids)
+    bad = ("toolu_\u00e9", "toolu/../x", "toolu_" + "a" * 200)
+    h: list[Message] = [assistant([call(i, n=k) for k, i in enumerate(bad)])]
+    h += [result(i, content=f"r{k}") for k, i in enumerate(bad)]
+    out = sanitize_messages_for_target(h, "anthropic", "claude-sonnet-4-5")
+    new = [c.id for c in as_turn(out[0]).tool_calls]
+    assert new == ["toolu__", "toolu____x", ("toolu_" + "a" * 200)[:64]]
+    assert [(as_result(m).tool_call_id, as_result(m).content) for m in out[1:]] == [
+        (n, f"r{k}") for k, n in enumerate(new)
+    ]
+    assert validate_history_for_target(out, "anthropic", "claude-sonnet-4-5") == []
+    assert len(validate_history_for_target(h, "anthropic", "claude-sonnet-4-5")) == 3
+
+
+def test_same_client_item_id_in_two_turns() -> None:
+    """A client-executed Responses item's ``call_id`` is an id like the others:
+    the second turn's copy is rewritten with its result, not reused."""
+
+    def turn(n: int) -> AssistantMessage:
+        data = {"id": f"ctc_{n}", "call_id": "call_X", "name": "sql", "input": "q"}
+        item = ProviderBlock("openai-responses", "custom_tool_call", data)
+        return assistant([item], provider="openai", api="openai-responses", model="gpt-5")
+
+    h: list[Message] = [
+        turn(1),
+        result("call_X", "sql", "a"),
+        turn(2),
+        result("call_X", "sql", "b"),
+    ]
+    target = ("openai", "gpt-5")
+    assert validate_history_for_target(h, *target, api="openai-responses") == [
+        "message 2: tool call id 'call_X' reused from message 0"
+    ]
+    out = sanitize_messages_for_target(h, *target, api="openai-responses")
+    assert out[:2] == h[:2]
+    (second,) = as_turn(out[2]).content
+    assert isinstance(second, ProviderBlock)
+    new = second.data["call_id"]
+    assert new != "call_X" and re.fullmatch(r"call_[0-9a-f]{24}", new)
+    assert {k: v for k, v in second.data.items() if k != "call_id"} == {
+        "id": "ctc_2",
+        "name": "sql",
+        "input": "q",
+    }
+    assert as_result(out[3]) == ToolResultMessage(new, "sql", "b")
+    assert validate_history_for_target(out, *target, api="openai-responses") == []
+    assert sanitize_messages_for_target(out, *target, api="openai-responses") == out
 
 
 def test_same_id_in_one_message_matched_in_order() -> None:

@@ -5,8 +5,8 @@ that wait for the client (``custom_tool_call``, ``apply_patch_call``, a
 client-executed ``tool_search_call`` …, judged by
 :mod:`streamnorm.providers.openai_responses.wire`, the rule the stream
 decoder uses for the stop reason) need a result with their ``call_id`` when
-replayed to the same provider. Their ids are replayed verbatim, so they are
-never rewritten.
+replayed to the same provider. Their ``call_id`` is an id like any other:
+rewritten, with its results, when it collides or breaks the target's rule.
 """
 
 from __future__ import annotations
@@ -26,13 +26,13 @@ CLIENT_CALL_APIS: frozenset[str] = frozenset({"openai-responses"})
 
 @dataclass(frozen=True, slots=True)
 class CallSite:
-    """One call in a message: its id, tool name, block position and whether
-    its id may be rewritten (``ToolCallBlock``) or is replayed verbatim."""
+    """One call in a message: its id, tool name and block position (a
+    ``ToolCallBlock``, or a ``ProviderBlock`` whose ``data["call_id"]`` is
+    the id)."""
 
     id: str
     name: str
     index: int
-    rewritable: bool
 
 
 def _api(name: str) -> str | None:
@@ -60,11 +60,9 @@ def calls_in(content: Sequence[ContentBlock]) -> list[CallSite]:
         call_id = client_call_id(b.data)
         if call_id is not None and call_id not in answered:
             name = b.data.get("name")
-            provider_calls[i] = CallSite(
-                call_id, name if isinstance(name, str) else b.kind, i, False
-            )
+            provider_calls[i] = CallSite(call_id, name if isinstance(name, str) else b.kind, i)
     return [
-        CallSite(b.id, b.name, i, True) if isinstance(b, ToolCallBlock) else provider_calls[i]
+        CallSite(b.id, b.name, i) if isinstance(b, ToolCallBlock) else provider_calls[i]
         for i, b in enumerate(content)
         if isinstance(b, ToolCallBlock) or i in provider_calls
     ]

@@ -124,12 +124,6 @@ def id_rule_for(target: Target) -> IdRule:
     return ID_RULES[name]
 
 
-def is_trusted_id(value: str) -> bool:
-    """A same-issuer id is trusted unless no provider could have issued it:
-    empty, or holding control characters, whitespace or lone surrogates."""
-    return bool(value) and value.isprintable() and not any(c.isspace() for c in value)
-
-
 @dataclass
 class IdAllocator:
     """Assigns output ids in conversation order, never the same one twice.
@@ -145,18 +139,15 @@ class IdAllocator:
     used: set[str] = field(default_factory=set)
     next_k: dict[str, int] = field(default_factory=dict)
 
-    def reserve(self, value: str) -> None:
-        """Mark an id that is replayed verbatim (inside provider blocks)."""
-        self.used.add(value)
-
-    def assign(self, original: str, *, trusted: bool) -> str:
+    def assign(self, original: str) -> str:
         """The output id for one call whose input id is ``original``.
 
-        Same-issuer (``trusted``) ids are kept when free; others must also be
-        valid for the target. Then the cleaned id is tried, then hashed ids.
+        Kept when the target's rule accepts it and no earlier call took it,
+        whoever issued it (a provider's own ids follow its rule; one that
+        does not, such as ``toolu_é``, would be rejected all the same). Then
+        the cleaned id is tried, then hashed ids.
         """
-        keep = is_trusted_id(original) if trusted else self.rule.is_valid(original)
-        if keep and original not in self.used:
+        if self.rule.is_valid(original) and original not in self.used:
             return self._take(original)
         cleaned = self.rule.cleaned(original)
         if self.rule.is_valid(cleaned) and cleaned not in self.used:

@@ -30,7 +30,7 @@ from ..messages import (
 )
 from .blocks import GEMINI_SENTINEL, is_valid_gemini_signature, replayable_reasoning
 from .calls import calls_in
-from .ids import ID_RULES, IdRule, id_rule_for, is_trusted_id
+from .ids import ID_RULES, IdRule, id_rule_for
 from .target import Target, resolve_target, same_issuer, same_provider
 from .text import has_surrogate
 
@@ -59,14 +59,12 @@ def _assistants(messages: Sequence[Message]) -> Iterator[tuple[int, AssistantMes
 
 
 def ids_match_rule(messages: Sequence[Message], target: Target, rule: IdRule) -> Iterator[str]:
-    """Tool-call ids match the target's pattern and length (§4.1). The target
-    issued its own ids and accepts them back (§4.2), unless no provider could
-    have issued them (empty, whitespace, control characters)."""
+    """Call ids match the target's pattern and length (§4.1), whoever issued
+    them: tool calls and client-executed provider items."""
     for i, m in _assistants(messages):
-        valid = is_trusted_id if same_issuer(m, target) else rule.is_valid
-        for b in m.content:
-            if isinstance(b, ToolCallBlock) and not valid(b.id):
-                yield f"message {i}: tool call id {b.id!r} does not match {rule.regex}"
+        for site in calls_in(m.content):
+            if not rule.is_valid(site.id):
+                yield f"message {i}: tool call id {site.id!r} does not match {rule.regex}"
 
 
 def ids_unique(messages: Sequence[Message], target: Target, rule: IdRule) -> Iterator[str]:
