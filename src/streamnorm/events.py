@@ -24,7 +24,7 @@ from .messages import (
     block_from_dict,
     message_from_dict,
 )
-from .partial_json import ArgumentBuffer
+from .partial_json import ArgsOp, ArgumentBuffer
 
 __all__ = [
     "BlockEnd",
@@ -116,11 +116,16 @@ class ToolCallDelta:
     """A fragment of a tool call's argument text.
 
     ``partial_args`` is the best-effort parse of all argument text up to and
-    including this fragment. It is computed on first access and cached: the
-    event holds the call's shared append-only :class:`ArgumentBuffer` and the
-    buffer length at this event, so building the event costs O(len(delta)),
-    never O(arguments so far). Treat the returned dict as read-only: completed
-    values may be shared between successive events.
+    including this fragment; ``ops`` is what this fragment changed in it, as
+    :class:`~streamnorm.partial_json.ArgsOp` operations (``("set", path,
+    value)``, ``("append", path, text)``), so that a view of the arguments
+    can be updated in O(len(delta)). Both are computed on access from the
+    call's shared append-only :class:`ArgumentBuffer` and the buffer length
+    at this event, so building the event costs O(len(delta)), never
+    O(arguments so far). Reading either for every event in order scans each
+    fragment once. The event caches its ``ops`` (O(len(delta))) but never
+    its preview: treat the returned dict as read-only (completed values are
+    shared between successive previews, see partial_json).
     """
 
     type: ClassVar[Literal["toolcall_delta"]] = "toolcall_delta"
@@ -133,29 +138,46 @@ class ToolCallDelta:
         default=None, repr=False, compare=False
     )
     end: int = field(default=-1, repr=False, compare=False)
-    _cache: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
+    _ops: tuple[ArgsOp, ...] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def partial_args(self) -> dict[str, Any]:
-        cached = self._cache
-        if cached is None:
-            if self.buffer is None:
-                from .partial_json import parse_partial_json
+        buffer = self.buffer
+        if buffer is None:
+            from .partial_json import parse_partial_json
 
-                cached = parse_partial_json(self.raw_json_delta)
+            return parse_partial_json(self.raw_json_delta)
+        end = self.end if self.end >= 0 else len(buffer)
+        return buffer.partial(end, end - len(self.raw_json_delta))
+
+    @property
+    def ops(self) -> tuple[ArgsOp, ...]:
+        cached = self._ops
+        if cached is None:
+            buffer = self.buffer
+            if buffer is None:
+                from .partial_json import IncrementalJSONParser
+
+                parser = IncrementalJSONParser(record_ops=True)
+                parser.feed(self.raw_json_delta)
+                cached = parser.take_ops()
             else:
-                cached = self.buffer.partial(self.end if self.end >= 0 else len(self.buffer))
-            object.__setattr__(self, "_cache", cached)
+                end = self.end if self.end >= 0 else len(buffer)
+                cached = buffer.ops(end - len(self.raw_json_delta), end)
+            object.__setattr__(self, "_ops", cached)
         return cached
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready dict. It carries ``ops``, not the whole preview, so
+        that its size stays O(len(delta)): applying the ``ops`` of a call's
+        dicts in order rebuilds every ``partial_args``."""
         return {
             "type": "toolcall_delta",
             "index": self.index,
             "id": self.id,
             "name": self.name,
             "raw_json_delta": self.raw_json_delta,
-            "partial_args": self.partial_args,
+            "ops": [op.to_dict() for op in self.ops],
         }
 
 
@@ -419,7 +441,7 @@ def tool_call_delta(
     event.raw_json_delta = raw
     event.buffer = buffer
     event.end = end
-    event._cache = None
+    event._ops = None
     event.__class__ = ToolCallDelta
     return event  # type: ignore[no-any-return]
 
