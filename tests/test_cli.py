@@ -289,10 +289,10 @@ def test_unreadable_file(tmp_path: Path) -> None:
 
 
 def test_unknown_api() -> None:
-    proc = cli("normalize", "--api", "bedrock", "sample:anthropic")
+    proc = cli("normalize", "--api", "watsonx", "sample:anthropic")
     assert proc.returncode == 2
     line = one_error_line(proc)
-    assert "unknown api 'bedrock'" in line and "anthropic-messages" in line
+    assert "unknown api 'watsonx'" in line and "anthropic-messages" in line
     assert not proc.stdout
 
 
