@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from .._json import dumps_compact
+from .._json import dumps_compact, loads
 from ..builder import MessageBuilder
 from ..envelope import Envelope, Issuer, unwrap
 from ..messages import (
@@ -41,6 +41,7 @@ __all__ = [
     "deep_merge",
     "drive",
     "effort_for_budget",
+    "embedded_json",
     "extra_for",
     "fail",
     "named_results",
@@ -338,3 +339,15 @@ def parse_data_url(url: str) -> tuple[str, str] | None:
     if not sep or not head.endswith(";base64"):
         return None
     return head[: -len(";base64")], data
+
+
+def embedded_json(text: str | None) -> Any:
+    """The JSON object or array a string holds (a Responses item or id
+    signature, OpenRouter ``reasoning_details``, a tool result), or None:
+    signatures of other issuers are opaque strings, results plain text."""
+    if not text or text[0] not in "[{":
+        return None
+    try:
+        return loads(text)
+    except ValueError:
+        return None

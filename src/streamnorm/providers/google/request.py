@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..._json import dumps_compact, loads
+from ..._json import dumps_compact
 from ...messages import (
     ContentBlock,
     DocumentBlock,
@@ -44,6 +44,7 @@ from ..codecbase import (
     Fields,
     Turn,
     deep_merge,
+    embedded_json,
     extra_for,
     fail,
     provider_tools,
@@ -129,12 +130,7 @@ def _response(m: ToolResultMessage) -> dict[str, Any]:
 
 
 def _json_object(text: str) -> dict[str, Any] | None:
-    if not text.startswith("{"):
-        return None
-    try:
-        value = loads(text)
-    except ValueError:
-        return None
+    value = embedded_json(text)
     return value if isinstance(value, dict) else None
 
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..._json import dumps_compact, loads
+from ..._json import dumps_compact
 from ...messages import (
     AssistantMessage,
     DocumentBlock,
@@ -46,6 +46,7 @@ from ..codecbase import (
     data_url,
     deep_merge,
     effort_for_budget,
+    embedded_json,
     extra_for,
     fail,
     named_results,
@@ -97,7 +98,7 @@ def _reasoning_fields(
     text = "".join(b.thinking for b in thinking if not b.redacted)
     details: list[Any] = []
     for block in thinking:
-        value = loads(block.signature) if block.signature else None
+        value = embedded_json(block.signature)
         if isinstance(value, list):
             details.extend(value)
     if details:

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..._json import dumps_compact, loads
+from ..._json import dumps_compact
 from ...messages import (
     AssistantMessage,
     DocumentBlock,
@@ -46,6 +46,7 @@ from ..codecbase import (
     data_url,
     deep_merge,
     effort_for_budget,
+    embedded_json,
     extra_for,
     fail,
     named_results,
@@ -94,12 +95,7 @@ def _input_content(content: str | tuple[UserContent, ...]) -> str | list[dict[st
 
 
 def _json_object(text: str | None) -> dict[str, Any] | None:
-    if not text:
-        return None
-    try:
-        value = loads(text)
-    except ValueError:
-        return None
+    value = embedded_json(text)
     return value if isinstance(value, dict) else None
 
 
