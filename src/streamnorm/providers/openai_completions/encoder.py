@@ -259,6 +259,8 @@ class CompletionsEncoder(WireEncoder):
             if call is None:
                 call = self._calls[event.index] = _Call(len(self._calls))
             call.id, call.name = call.id or block.id, call.name or block.name
+            if not block.raw_arguments:
+                call.pending.append("{}")  # a call without arguments: its empty object
             return self._send(call, tool_extra(block, self.carrier))
         if isinstance(block, TextBlock):
             if block.citations and not self.carrier.foreign:

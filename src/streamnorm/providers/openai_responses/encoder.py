@@ -139,7 +139,7 @@ class Items:
             "id": fields.get("id") or self.item_id("fc_", output_index),
             "call_id": block.id,
             "name": block.name,
-            "arguments": block.raw_arguments,
+            "arguments": block.raw_arguments or "{}",
             "status": "incomplete" if block.error == "incomplete" else "completed",
         }
         if isinstance(fields.get("namespace"), str):
@@ -367,6 +367,8 @@ class ResponsesEncoder(WireEncoder):
             if item is None:
                 item = self._add(event.index, "function_call", "fc_")
             item.call_id, item.name = item.call_id or block.id, item.name or block.name
+            if not block.raw_arguments:
+                item.pending.append("{}")  # a call without arguments: its empty object
             out = self._send_call(item)
             final = self.writer.function_call(block, item.index)
             if not self.carrier.foreign:
