@@ -438,6 +438,7 @@ class ResponsesEncoder(WireEncoder):
             code = event.code
         else:
             code = ERROR_CODES[error_class(event.code, event.reason)]
+        out = self._event("error", {"code": code, "message": event.reason, "param": None})
         response = self._response(event.message)
         response["error"] = {"code": code, "message": event.reason}
-        return self._event("response.failed", {"response": response})
+        return out + self._event("response.failed", {"response": response})
