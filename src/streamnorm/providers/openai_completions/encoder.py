@@ -128,7 +128,7 @@ def encode_response(
         entry: dict[str, Any] = {
             "id": call.id,
             "type": "function",
-            "function": {"name": call.name, "arguments": call.raw_arguments},
+            "function": {"name": call.name, "arguments": call.raw_arguments or "{}"},
         }
         extra = tool_extra(call, carrier)
         if extra is not None:
