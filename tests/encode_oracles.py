@@ -18,6 +18,7 @@ from typing import Any
 import anthropic
 import google.genai as genai
 import httpx
+import httpx2  # the anthropic and openai SDKs are built on it (httpx's API)
 import jiter
 import openai
 from google.genai import errors as genai_errors
@@ -25,8 +26,6 @@ from google.genai import types as genai_types
 from openai.lib.streaming.chat import ChatCompletionStreamState
 
 from streamnorm import AssistantMessage, StopReason, TextBlock, ThinkingBlock, ToolCallBlock
-
-import httpx2  # the anthropic and openai SDKs are built on it (httpx's API)
 
 
 @dataclass
