@@ -50,6 +50,8 @@ class Proxy:
         ex.record.upstream, ex.record.upstream_api = up.name, up.api
         ex.record.attempts = opened.attempts
         status = opened.response.status_code
+        if 300 <= status < 400:
+            raise GatewayError(502, f"upstream {up.name} answered with a redirect (not followed)")
         if status >= 400:
             raise GatewayError(status, upstream_message(opened.first, status))
         relay = self._relay(call, up)

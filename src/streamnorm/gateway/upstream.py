@@ -111,8 +111,9 @@ async def open_first(
 
     The last failure decides the error: the upstream's status and message,
     502 when it could not be reached, 504 when it did not answer in time.
-    A non-retryable error status (400, 401, 404 …) is returned as it is,
-    with its body as ``first``, for the caller to translate.
+    A non-retryable error status (400, 401, 404 …, or a redirect, which is
+    never followed) is returned as it is, with its body as ``first``, for the
+    caller to translate.
     """
     failure = GatewayError(502, "no upstream configured")
     attempts: list[str] = []
@@ -122,7 +123,7 @@ async def open_first(
         response: httpx.Response | None = None
         try:
             response = await client.send(request, stream=True)
-            if response.status_code >= 400:
+            if response.status_code >= 300:
                 body = await read_capped(response, _MAX_ERROR_BODY)
                 await response.aclose()
                 if not _retryable(response.status_code):
