@@ -1,6 +1,7 @@
 """streamnorm: one canonical event stream for every LLM streaming API."""
 
 from .apis import APIS, resolve_api
+from .encoder import StreamEncoder, aencode_stream, encode_response, encode_stream
 from .events import (
     BlockEnd,
     Done,
@@ -52,6 +53,7 @@ __all__ = [
     "ProviderBlock",
     "Start",
     "StopReason",
+    "StreamEncoder",
     "StreamNormalizer",
     "TextBlock",
     "TextDelta",
@@ -64,8 +66,11 @@ __all__ = [
     "Usage",
     "UsageUpdate",
     "UserMessage",
+    "aencode_stream",
     "anormalize",
     "block_from_dict",
+    "encode_response",
+    "encode_stream",
     "get_parser",
     "message_from_dict",
     "normalize",
