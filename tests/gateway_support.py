@@ -20,12 +20,13 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import uvicorn
 
+from streamnorm import AssistantMessage, TextBlock, ThinkingBlock, ToolCallBlock
 from streamnorm.gateway import Gateway, create_app, parse_config
 
 from .support import FIXTURES
@@ -299,3 +300,146 @@ def running_gateway(upstream_url: str, **gateway: Any) -> Iterator[tuple[Gateway
     app = create_app(parse_config(gateway_toml(upstream_url, **gateway), gateway_env()))
     with ServerThread(app) as server:
         yield app, server
+
+
+# -- what a client ends up with, in one shape for every SDK ------------------
+
+
+@dataclass(frozen=True)
+class View:
+    """The parts of a final message every API can carry: text, reasoning text,
+    tool calls (name, arguments), canonical stop reason, usage as (all input
+    tokens, output tokens)."""
+
+    text: str
+    thinking: str
+    calls: tuple[tuple[str, str], ...]
+    stop: str
+    usage: tuple[int, int]
+
+
+def _calls(pairs: Iterable[tuple[str, Any]]) -> tuple[tuple[str, str], ...]:
+    return tuple((name, json.dumps(args or {}, sort_keys=True)) for name, args in pairs)
+
+
+def canonical_view(message: AssistantMessage) -> View:
+    u = message.usage
+    return View(
+        "".join(b.text for b in message.content if isinstance(b, TextBlock)),
+        "".join(b.thinking for b in message.content if isinstance(b, ThinkingBlock)),
+        _calls((b.name, b.arguments) for b in message.content if isinstance(b, ToolCallBlock)),
+        message.stop_reason.value,
+        (u.input_tokens + u.cache_read_tokens + u.cache_write_tokens, u.output_tokens),
+    )
+
+
+_ANTHROPIC_STOPS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_use",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "content_filter",
+    "pause_turn": "pause",
+}
+
+
+def anthropic_view(m: Any) -> View:
+    u = m.usage
+    return View(
+        "".join(b.text for b in m.content if b.type == "text"),
+        "".join(b.thinking for b in m.content if b.type == "thinking"),
+        _calls((b.name, b.input) for b in m.content if b.type == "tool_use"),
+        _ANTHROPIC_STOPS[m.stop_reason],
+        (
+            u.input_tokens
+            + (u.cache_read_input_tokens or 0)
+            + (u.cache_creation_input_tokens or 0),
+            u.output_tokens,
+        ),
+    )
+
+
+_CHAT_STOPS = {
+    "stop": "stop",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "length",
+    "content_filter": "content_filter",
+}
+
+
+def chat_view(c: Any) -> View:
+    msg = c.choices[0].message
+    extra = msg.model_extra or {}
+    calls = [
+        (t.function.name, json.loads(t.function.arguments or "{}")) for t in msg.tool_calls or ()
+    ]
+    u = c.usage
+    return View(
+        msg.content or "",
+        extra.get("reasoning_content") or extra.get("reasoning") or "",
+        _calls(calls),
+        _CHAT_STOPS[c.choices[0].finish_reason],
+        (u.prompt_tokens, u.completion_tokens) if u else (0, 0),
+    )
+
+
+def responses_view(r: Any) -> View:
+    text = [
+        part.text
+        for item in r.output
+        if item.type == "message"
+        for part in item.content
+        if part.type == "output_text"
+    ]
+    # streamnorm joins the summary parts of one reasoning item with a blank line.
+    thinking = [
+        "\n\n".join(s.text for s in item.summary or ())
+        for item in r.output
+        if item.type == "reasoning"
+    ]
+    calls = [
+        (i.name, json.loads(i.arguments or "{}")) for i in r.output if i.type == "function_call"
+    ]
+    if r.status == "incomplete":
+        reason = r.incomplete_details.reason if r.incomplete_details else None
+        stop = "content_filter" if reason == "content_filter" else "length"
+    else:
+        stop = "tool_use" if calls else "stop"
+    u = r.usage
+    return View(
+        "".join(text),
+        "".join(thinking),
+        _calls(calls),
+        stop,
+        (u.input_tokens, u.output_tokens) if u else (0, 0),
+    )
+
+
+_GEMINI_STOPS = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "content_filter"}
+
+
+def gemini_view(responses: Sequence[Any]) -> View:
+    """The view of a Gemini answer: one response, or the chunks of a stream."""
+    text: list[str] = []
+    thinking: list[str] = []
+    calls: list[tuple[str, Any]] = []
+    finish, usage = None, None
+    for r in responses:
+        usage = r.usage_metadata or usage
+        for cand in (r.candidates or ())[:1]:
+            finish = cand.finish_reason or finish
+            for part in (cand.content.parts if cand.content else None) or ():
+                if part.function_call is not None:
+                    calls.append((part.function_call.name, part.function_call.args))
+                elif part.text is not None:
+                    (thinking if part.thought else text).append(part.text)
+    stop = _GEMINI_STOPS.get(finish.value if finish else "STOP", "content_filter")
+    if stop == "stop" and calls:
+        stop = "tool_use"
+    tokens = (0, 0)
+    if usage is not None:
+        output = (usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0)
+        tokens = (usage.prompt_token_count or 0, output)
+    return View("".join(text), "".join(thinking), _calls(calls), stop, tokens)
