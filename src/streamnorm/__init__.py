@@ -1,6 +1,13 @@
 """streamnorm: one canonical event stream for every LLM streaming API."""
 
 from .apis import APIS, resolve_api
+from .codec import (
+    decode_request,
+    decode_response,
+    detect_response_api,
+    encode_request,
+    validate_request_body,
+)
 from .encoder import StreamEncoder, aencode_stream, encode_response, encode_stream
 from .events import (
     BlockEnd,
@@ -19,6 +26,7 @@ from .inline import NormalizingStream, ParserOutput, ToolCallParser, get_parser
 from .messages import (
     AssistantMessage,
     ContentBlock,
+    DocumentBlock,
     ImageBlock,
     Message,
     ProviderBlock,
@@ -28,12 +36,14 @@ from .messages import (
     ToolCallBlock,
     ToolResultMessage,
     Usage,
+    UserContent,
     UserMessage,
     block_from_dict,
     message_from_dict,
 )
 from .normalizer import StreamNormalizer, anormalize, normalize
 from .partial_json import parse_partial_json
+from .request import ProviderTool, Reasoning, Request, ResponseFormat, Tool, WireRequest
 from .sanitize import sanitize_messages_for_target, validate_history_for_target
 
 __all__ = [
@@ -41,6 +51,7 @@ __all__ = [
     "AssistantMessage",
     "BlockEnd",
     "ContentBlock",
+    "DocumentBlock",
     "Done",
     "Error",
     "Event",
@@ -51,6 +62,10 @@ __all__ = [
     "ParserOutput",
     "PromptProgress",
     "ProviderBlock",
+    "ProviderTool",
+    "Reasoning",
+    "Request",
+    "ResponseFormat",
     "Start",
     "StopReason",
     "StreamEncoder",
@@ -59,16 +74,23 @@ __all__ = [
     "TextDelta",
     "ThinkingBlock",
     "ThinkingDelta",
+    "Tool",
     "ToolCallBlock",
     "ToolCallDelta",
     "ToolCallParser",
     "ToolResultMessage",
     "Usage",
     "UsageUpdate",
+    "UserContent",
     "UserMessage",
+    "WireRequest",
     "aencode_stream",
     "anormalize",
     "block_from_dict",
+    "decode_request",
+    "decode_response",
+    "detect_response_api",
+    "encode_request",
     "encode_response",
     "encode_stream",
     "get_parser",
@@ -78,4 +100,5 @@ __all__ = [
     "resolve_api",
     "sanitize_messages_for_target",
     "validate_history_for_target",
+    "validate_request_body",
 ]
