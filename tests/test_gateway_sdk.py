@@ -20,8 +20,11 @@ import pytest
 from google import genai
 from google.genai import types as genai_types
 
+from streamnorm import decode_response
+
 from .gateway_support import (
     GATEWAY_KEY,
+    SHORT,
     FakeUpstream,
     ServerThread,
     View,
@@ -46,6 +49,30 @@ STREAMS = {
         "deepseek-reasoning-content",
     ],
     "google-generative-ai": ["text-basic", "function-calls-parallel", "thought-parts-gemini-3"],
+}
+
+#: Recorded whole answers (``responses/<api>/``) per upstream API, the same three kinds.
+WHOLE = {
+    "anthropic-messages": [
+        "a01_text_simple",
+        "a03_tool_use_parallel",
+        "a04_thinking_signature_tool_use",
+    ],
+    "openai-responses": [
+        "r01_text_basic",
+        "r02_function_call_parallel",
+        "r04_reasoning_summary_message",
+    ],
+    "openai-completions": [
+        "c01_text_basic",
+        "c02_tool_call_single",
+        "c14_deepseek_reasoning_content",
+    ],
+    "google-generative-ai": [
+        "g01_text_basic",
+        "g02_function_call_single",
+        "g04_thought_parts_function_call",
+    ],
 }
 
 PROMPT = "hi"
@@ -102,17 +129,25 @@ CLIENTS: dict[str, Callable[[str, str, bool], View]] = {
     "google-generative-ai": _gemini,
 }
 
-PAIRS = [
-    (client, up, stem) for client in APIS for up in APIS if up == client for stem in STREAMS[up]
-]
+
+def _pairs(stems: dict[str, list[str]]) -> list[Any]:
+    return [
+        pytest.param(client, up, stem, id=f"{SHORT[client]}<-{SHORT[up]}/{stem}")
+        for client in APIS
+        for up in APIS
+        for stem in stems[up]
+    ]
 
 
-@pytest.mark.parametrize(
-    ("client", "upstream", "stem"), PAIRS, ids=[f"{c}<-{u}/{s}" for c, u, s in PAIRS]
-)
+@pytest.mark.parametrize(("client", "upstream", "stem"), _pairs(STREAMS))
 def test_streaming_pair(gateway_url: str, client: str, upstream: str, stem: str) -> None:
-    expected = canonical_view(
-        final_done((FIXTURES / upstream / f"{stem}.sse").read_bytes(), upstream).message
-    )
-    got = CLIENTS[client](gateway_url, f"{upstream}.{stem}", True)
-    assert got == expected
+    data = (FIXTURES / upstream / f"{stem}.sse").read_bytes()
+    expected = canonical_view(final_done(data, upstream).message)
+    assert CLIENTS[client](gateway_url, f"{upstream}.{stem}", True) == expected
+
+
+@pytest.mark.parametrize(("client", "upstream", "stem"), _pairs(WHOLE))
+def test_whole_answer_pair(gateway_url: str, client: str, upstream: str, stem: str) -> None:
+    body = (FIXTURES / "responses" / upstream / f"{stem}.json").read_bytes()
+    expected = canonical_view(decode_response(body, upstream))
+    assert CLIENTS[client](gateway_url, f"{upstream}.{stem}", False) == expected

@@ -1,37 +1,40 @@
 """Serving one front-door request: route, call the upstream, answer the client.
 
-    client call ─► route (model glob) ─► plan per upstream ─► open_first (fallbacks)
+    client call ─► route (model glob) ─► request per upstream ─► open_first (fallbacks)
         ─► stream: relay chunk by chunk     ─► client, in its own API
         ─► whole:  one body, translated or not
 
-A *same-API* upstream gets the client's body as it came (only the model
-replaced when the upstream names another) and its bytes go back unchanged.
-A *cross-API* upstream gets the request re-encoded for its API, and its
-answer is normalized and encoded again for the client (``translate.py``).
+A *same-API* upstream gets the client's body as it came (``outgoing.py``)
+and its bytes go back unchanged (``relay.Passthrough``). A *cross-API*
+upstream gets the request re-encoded for its API, and its answer is
+normalized and encoded again for the client (``translate.py``; for a whole
+answer ``decode_response`` then ``encode_response``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 
 import httpx
 
 from .._json import dumps_compact
-from .config import GatewayConfig, Route, Upstream
-from .doors import PATH_MODEL, ClientCall
+from ..codec import decode_response
+from ..encoder import encode_response
+from .config import GatewayConfig, Route
+from .doors import ClientCall
 from .errors import GatewayError, upstream_message
 from .exchange import ClientGone, Exchange
+from .outgoing import ClientRequest
 from .relay import Passthrough, Relay
-from .upstream import Opened, Outgoing, open_first
+from .translate import Translate
+from .upstream import Opened, open_first
 
 __all__ = ["Proxy"]
 
 #: Most bytes of a non-streaming upstream answer the gateway holds.
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
-#: Client headers a same-API upstream still needs (the client's credentials never pass).
-_FORWARDED = {"anthropic-messages": ("anthropic-version", "anthropic-beta")}
-_GEMINI_METHODS = {True: "streamGenerateContent", False: "generateContent"}
 
 
 class Proxy:
@@ -43,9 +46,8 @@ class Proxy:
 
     async def handle(self, ex: Exchange, call: ClientCall) -> None:
         route = self._route(call)
-        opened = await open_first(
-            self._client(), route.upstreams, lambda u: self._plan(ex, call, u)
-        )
+        request = ClientRequest(call, ex.path, ex.headers)
+        opened = await open_first(self._client(), route.upstreams, request.for_upstream)
         up = opened.upstream
         ex.record.upstream, ex.record.upstream_api = up.name, up.api
         ex.record.attempts = opened.attempts
@@ -54,11 +56,11 @@ class Proxy:
             raise GatewayError(502, f"upstream {up.name} answered with a redirect (not followed)")
         if status >= 400:
             raise GatewayError(status, upstream_message(opened.first, status))
-        relay = self._relay(call, up)
         if call.stream:
-            await _stream(ex, opened, relay, self._content_type(call, opened))
+            relay, content_type = _relay(call, opened)
+            await _stream(ex, opened, relay, content_type)
         else:
-            await self._whole(ex, call, opened)
+            await _whole(ex, call, opened)
 
     def _route(self, call: ClientCall) -> Route:
         route = self._config.route(call.model)
@@ -66,43 +68,45 @@ class Proxy:
             raise GatewayError(404, f"model: {call.model!r} is not served here", param="model")
         return route
 
-    def _plan(self, ex: Exchange, call: ClientCall, up: Upstream) -> Outgoing:
-        if up.api != call.api:
-            raise GatewayError(501, f"{call.api} clients cannot use {up.api} upstreams yet")
-        return same_api_request(call, up, ex.headers)
 
-    def _relay(self, call: ClientCall, up: Upstream) -> Relay:
-        return Passthrough(
-            call.api, model=up.model or call.model, provider=up.provider, sse=call.sse
-        )
+def _relay(call: ClientCall, opened: Opened) -> tuple[Relay, str]:
+    """The relay for this pair of APIs, and the content type the client gets."""
+    up = opened.upstream
+    model = up.model or call.model
+    if up.api == call.api:
+        content_type = str(opened.response.headers.get("content-type", "text/event-stream"))
+        return Passthrough(call.api, model=model, provider=up.provider, sse=call.sse), content_type
+    relay = Translate(
+        up.api,
+        call.api,
+        upstream_model=model,
+        client_model=call.model,
+        provider=up.provider,
+        sse=call.sse,
+        created=int(time.time()),
+    )
+    return relay, "text/event-stream" if call.sse else "application/json"
 
-    def _content_type(self, call: ClientCall, opened: Opened) -> str:
-        return str(opened.response.headers.get("content-type", "text/event-stream"))
 
-    async def _whole(self, ex: Exchange, call: ClientCall, opened: Opened) -> None:
-        body = bytearray(opened.first)
-        body += await _read_rest(opened, MAX_RESPONSE_BYTES - len(body))
-        await opened.response.aclose()
+async def _whole(ex: Exchange, call: ClientCall, opened: Opened) -> None:
+    """A non-streaming answer: forwarded as it is, or decoded and encoded again."""
+    body = bytearray(opened.first)
+    body += await _read_rest(opened, MAX_RESPONSE_BYTES - len(body))
+    await opened.response.aclose()
+    up = opened.upstream
+    try:
+        message = decode_response(bytes(body), up.api, model=up.model or call.model)
+    except ValueError:
+        raise GatewayError(
+            502, f"upstream {up.name} answered with a body that is not JSON"
+        ) from None
+    ex.record.count(message.usage)
+    if up.api == call.api:
         content_type = str(opened.response.headers.get("content-type", "application/json"))
         await ex.respond(200, content_type, bytes(body))
-
-
-def same_api_request(call: ClientCall, up: Upstream, headers: dict[str, str]) -> Outgoing:
-    """The client's own request, for an upstream of the same API."""
-    model = up.model or call.model
-    forwarded = {h: headers[h] for h in _FORWARDED.get(call.api, ()) if h in headers}
-    if call.api == "google-generative-ai":
-        if not PATH_MODEL.fullmatch(model):
-            raise GatewayError(400, f"model: {model!r} is not a model name", param="model")
-        path = f"/{call.door.version}/models/{model}:{_GEMINI_METHODS[call.stream]}"
-        return Outgoing(path + ("?alt=sse" if call.sse else ""), forwarded, call.raw)
-    path = {"anthropic-messages": "/v1/messages", "openai-responses": "/v1/responses"}.get(
-        call.api, "/v1/chat/completions"
-    )
-    body = (
-        call.raw if model == call.model else dumps_compact({**call.body, "model": model}).encode()
-    )
-    return Outgoing(path, forwarded, body)
+        return
+    out = encode_response(message, call.api, model=call.model, created=int(time.time()))
+    await ex.respond(200, "application/json", dumps_compact(out).encode())
 
 
 async def _read_rest(opened: Opened, limit: int) -> bytes:
