@@ -45,6 +45,14 @@ UPSTREAM_KEYS = {
     "google-generative-ai": "AIza-upstream-SECRET-8a9b0c1d2e3f",
 }
 GATEWAY_KEY = "gw-client-key-7f3e9a"
+#: Client model ``named.<short>`` reaches each API's upstream as this model, which
+#: the tests script to answer (the recordings report these models, dated).
+NAMED_MODELS = {
+    "anthropic-messages": "claude-haiku-4-5",
+    "openai-responses": "gpt-5",
+    "openai-completions": "gpt-4o",
+    "google-generative-ai": "gemini-3-pro-preview",
+}
 SHORT = {
     "anthropic-messages": "anthropic",
     "openai-responses": "responses",
@@ -266,8 +274,8 @@ def gateway_toml(upstream_url: str, **gateway: Any) -> dict[str, Any]:
     """A configuration (parsed TOML) routing ``<api>.*`` to that API on the fake upstream.
 
     Also: ``fallback.*`` tries a dead port, then a 503 model, then the chat
-    upstream; ``dead.*`` only a dead port; ``gemini-proxy.*`` the Gemini
-    upstream under another model name.
+    upstream; ``dead.*`` only a dead port; ``named.<short>`` an API's
+    upstream under the model ``NAMED_MODELS`` gives.
     """
     dead = f"http://127.0.0.1:{free_port()}"
     ups: dict[str, Any] = {
@@ -286,6 +294,9 @@ def gateway_toml(upstream_url: str, **gateway: Any) -> dict[str, Any]:
         {"models": "fallback.*", "upstreams": ["dead", "busy", "chat"]},
         {"models": "dead.*", "upstreams": ["dead"]},
     ]
+    for api, model in NAMED_MODELS.items():
+        ups[f"named-{SHORT[api]}"] = {**ups[SHORT[api]], "model": model}
+        routes.append({"models": f"named.{SHORT[api]}", "upstreams": [f"named-{SHORT[api]}"]})
     return {"gateway": {"keys_env": "GW_KEYS", **gateway}, "upstreams": ups, "routes": routes}
 
 

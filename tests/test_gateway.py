@@ -29,6 +29,8 @@ from streamnorm.gateway.telemetry import LOGGER
 
 from .gateway_support import (
     GATEWAY_KEY,
+    NAMED_MODELS,
+    SHORT,
     UPSTREAM_KEYS,
     WAIT,
     FakeUpstream,
@@ -474,11 +476,12 @@ def test_healthz_and_models_in_both_shapes(
 ) -> None:
     with httpx.Client(timeout=WAIT) as client:
         assert client.get(url + "/healthz").json() == {"status": "ok"}
-    assert servers[1].config.listed_models() == []  # the module's routes are all globs
+    named = [f"named.{SHORT[api]}" for api in NAMED_MODELS]  # the literal names, not globs
+    assert servers[1].config.listed_models() == named
     client_o = openai.OpenAI(api_key=GATEWAY_KEY, base_url=url + "/v1", max_retries=0)
-    assert [m.id for m in client_o.models.list()] == []
+    assert [m.id for m in client_o.models.list()] == named
     client_a = anthropic.Anthropic(api_key=GATEWAY_KEY, base_url=url, max_retries=0)
-    assert [m.id for m in client_a.models.list()] == []
+    assert [m.id for m in client_a.models.list()] == named
     with pytest.raises(openai.AuthenticationError):
         openai.OpenAI(api_key="wrong", base_url=url + "/v1", max_retries=0).models.list()
 

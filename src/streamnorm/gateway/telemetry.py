@@ -1,7 +1,7 @@
 """One JSON log line per request, and Prometheus metrics.
 
-The log line names the request (id, client API, model, upstream, status,
-tokens, time to first byte, duration) and never its content: bodies are
+The log line names the request (id, worker process, client API, model,
+upstream, status, tokens, time to first byte, duration) and never its content: bodies are
 added only when the configuration's ``log_content`` says so. Secrets cannot
 reach it: the record holds no header, and the gateway's messages are
 redacted before they are stored.
@@ -45,6 +45,7 @@ class RequestRecord:
     request_id: str
     method: str
     path: str
+    worker: int = field(default_factory=os.getpid)
     client_api: str | None = None
     model: str | None = None
     stream: bool | None = None
