@@ -24,6 +24,7 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types as genai_types
 
+from streamnorm import TextBlock
 from streamnorm.gateway import Gateway
 from streamnorm.gateway.telemetry import LOGGER
 
@@ -40,7 +41,7 @@ from .gateway_support import (
     running_gateway,
     sse_events,
 )
-from .support import FIXTURES, needs_fixtures
+from .support import FIXTURES, final_done, needs_fixtures
 
 pytestmark = needs_fixtures
 
@@ -506,6 +507,116 @@ def test_metrics_count_requests_tokens_and_latency(url: str) -> None:
     )
     assert float(line.split()[-1]) > 0
     assert "streamnorm_gateway_time_to_first_byte_seconds_bucket" in text
+
+
+# -- the same failures through a cross-API route ------------------------------
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_unreachable_upstream_is_502_for_every_client(url: str, api: str) -> None:
+    r = post(url, api, "dead.model")  # a Chat Completions upstream on a closed port
+    assert r.status_code == 502
+    assert "unreachable" in error_message(api, r.json())
+
+
+def test_a_chat_upstreams_429_reaches_other_clients_in_their_format(
+    url: str, fake: FakeUpstream
+) -> None:
+    err = {"error": {"message": "Rate limit reached for gpt-4o", "type": "requests", "code": None}}
+    fake.script(
+        "openai-completions.limited", Reply(429, [json.dumps(err).encode()], "application/json")
+    )
+    client_g = genai.Client(api_key=GATEWAY_KEY, http_options=genai_types.HttpOptions(base_url=url))
+    with pytest.raises(genai_errors.ClientError) as exc_g:
+        client_g.models.generate_content(model="openai-completions.limited", contents="hi")
+    assert exc_g.value.code == 429 and exc_g.value.status == "RESOURCE_EXHAUSTED"
+    assert "Rate limit reached" in str(exc_g.value)
+    client_a = anthropic.Anthropic(api_key=GATEWAY_KEY, base_url=url, max_retries=0)
+    with pytest.raises(anthropic.RateLimitError, match="Rate limit reached"):
+        client_a.messages.create(
+            model="openai-completions.limited",
+            max_tokens=8,
+            messages=[{"role": "user", "content": "hi"}],
+        )
+
+
+def test_a_body_the_codec_rejects_is_400_naming_the_field(url: str, fake: FakeUpstream) -> None:
+    fake.clear()
+    body = {"model": "openai-completions.x", "max_tokens": 8, "messages": [{"role": "robot"}]}
+    r = post(url, "anthropic-messages", "", json=body)
+    assert r.status_code == 400
+    assert error_message("anthropic-messages", r.json()).startswith("messages[0]")
+    assert fake.received == []
+
+
+@pytest.mark.parametrize(
+    ("client", "upstream", "stem"),
+    [
+        ("anthropic-messages", "openai-completions", "openai-text-include-usage"),
+        ("openai-completions", "google-generative-ai", "text-basic"),
+        ("google-generative-ai", "anthropic-messages", "text-basic"),
+    ],
+)
+def test_a_cross_api_stream_cut_midway_raises_in_the_clients_sdk(
+    url: str, fake: FakeUpstream, client: str, upstream: str, stem: str
+) -> None:
+    model = f"{upstream}.cut-{client}"
+    fake.script(model, _cut_reply(upstream, stem, 2, cut=True))
+    messages: Any = [{"role": "user", "content": "hi"}]
+    if client == "anthropic-messages":
+        sdk_a = anthropic.Anthropic(api_key=GATEWAY_KEY, base_url=url, max_retries=0)
+        with (
+            pytest.raises(anthropic.APIStatusError),
+            sdk_a.messages.stream(model=model, max_tokens=8, messages=messages) as s,
+        ):
+            s.get_final_message()
+    elif client == "openai-completions":
+        sdk_o = openai.OpenAI(api_key=GATEWAY_KEY, base_url=url + "/v1", max_retries=0)
+        with pytest.raises(openai.APIError):
+            for _ in sdk_o.chat.completions.create(model=model, messages=messages, stream=True):
+                pass
+    else:
+        sdk_g = genai.Client(
+            api_key=GATEWAY_KEY, http_options=genai_types.HttpOptions(base_url=url)
+        )
+        with pytest.raises(genai_errors.APIError):
+            for _ in sdk_g.models.generate_content_stream(model=model, contents="hi"):
+                pass
+
+
+def test_a_responses_client_stream_ends_with_response_failed(url: str, fake: FakeUpstream) -> None:
+    model = "anthropic-messages.cut-responses"
+    fake.script(model, _cut_reply("anthropic-messages", "text-basic", 4, cut=True))
+    sdk = openai.OpenAI(api_key=GATEWAY_KEY, base_url=url + "/v1", max_retries=0)
+    events = list(sdk.responses.create(model=model, input="hi", stream=True))
+    assert events[0].type == "response.created" and events[-1].type == "response.failed"
+    failed = events[-1].response
+    assert failed.status == "failed" and failed.error is not None
+    assert "ended before" in failed.error.message
+
+
+@pytest.mark.parametrize("upstream", ["google-generative-ai", "openai-responses"])
+def test_gemini_stream_without_alt_sse_is_one_json_array(url: str, upstream: str) -> None:
+    stem = TEXT[upstream]
+    with httpx.Client(timeout=WAIT) as client:
+        r = client.post(
+            url + f"/v1beta/models/{upstream}.{stem}:streamGenerateContent",
+            headers=HEADERS["google-generative-ai"],
+            json=body_for("google-generative-ai", ""),
+        )
+    SEEN.append(r.text)
+    assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")
+    chunks = json.loads(r.text)
+    text = "".join(
+        p.get("text", "")
+        for c in chunks
+        for cand in c.get("candidates", [])
+        for p in cand.get("content", {}).get("parts", [])
+        if not p.get("thought")
+    )
+    expected = final_done((FIXTURES / upstream / f"{stem}.sse").read_bytes(), upstream).message
+    assert text == "".join(b.text for b in expected.content if isinstance(b, TextBlock))
+    assert chunks[-1]["candidates"][0]["finishReason"] == "STOP"
 
 
 def test_one_log_line_per_request_without_content_or_secrets() -> None:
