@@ -6,7 +6,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from . import demo, inspect, normalize, render
+from . import demo, inspect, normalize, render, serve
 from .common import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERNAL,
@@ -26,6 +26,7 @@ COMMANDS: tuple[Callable[[Subcommands, SharedOptions], None], ...] = (
     inspect.register,
     render.register,
     demo.register,
+    serve.register,
 )
 
 DESCRIPTION = (
