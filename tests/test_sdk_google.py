@@ -28,6 +28,7 @@ from streamnorm import (
     ToolCallBlock,
     Usage,
 )
+from streamnorm.apis import ApiName
 
 from .support import fixture_id, fixture_paths, load, needs_fixtures, run_bytes, terminal
 
@@ -36,7 +37,7 @@ httpx = pytest.importorskip("httpx")
 from google.genai import errors as genai_errors  # noqa: E402
 from google.genai import types  # noqa: E402
 
-API = "google-generative-ai"
+API: ApiName = "google-generative-ai"
 PATHS = fixture_paths(API)
 
 

@@ -1,6 +1,6 @@
 """streamnorm: one canonical event stream for every LLM streaming API."""
 
-from .apis import APIS, resolve_api
+from .apis import APIS, ApiName, WireApi, resolve_api
 from .events import (
     BlockEnd,
     Done,
@@ -33,11 +33,13 @@ from .messages import (
     message_from_dict,
 )
 from .normalizer import StreamNormalizer, anormalize, normalize
+from .options import NormalizerOptions
 from .partial_json import parse_partial_json
 from .sanitize import sanitize_messages_for_target, validate_history_for_target
 
 __all__ = [
     "APIS",
+    "ApiName",
     "AssistantMessage",
     "BlockEnd",
     "ContentBlock",
@@ -47,6 +49,7 @@ __all__ = [
     "ImageBlock",
     "Message",
     "NormalizationError",
+    "NormalizerOptions",
     "NormalizingStream",
     "ParserOutput",
     "PromptProgress",
@@ -65,6 +68,7 @@ __all__ = [
     "Usage",
     "UsageUpdate",
     "UserMessage",
+    "WireApi",
     "anormalize",
     "block_from_dict",
     "event_from_dict",

@@ -18,11 +18,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..apis import ApiName
 from ..events import Event
 from ..normalizer import normalize
+from ..options import NormalizerOptions
 
 if TYPE_CHECKING:
     import requests
+    from typing_extensions import Unpack
 
 __all__ = ["iter_events"]
 
@@ -31,10 +34,10 @@ _READ_SIZE = 64 * 1024
 
 def iter_events(
     response: requests.Response,
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     raise_source_errors: bool = False,
-    **options: Any,
+    **options: Unpack[NormalizerOptions],
 ) -> Iterator[Event]:
     """Canonical events of a ``requests.Response`` opened with ``stream=True``.
 
