@@ -9,7 +9,7 @@ import dataclasses
 import inspect
 import textwrap
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -67,8 +67,8 @@ ENTRY_POINTS: dict[str, Callable[..., object]] = {
 }
 
 
-async def _no_chunks() -> Any:
-    for chunk in ():
+async def _no_chunks() -> AsyncIterator[bytes]:
+    for chunk in [b""][:0]:
         yield chunk
 
 
