@@ -21,6 +21,7 @@ from ..._json import dumps_compact
 from ...messages import StopReason, Usage
 from ..base import Decoder, as_dict, as_int, as_list, as_str
 from .wire import client_call_id, output_call_id
+from .wire import item_signature as _signature
 
 __all__ = ["OpenAIResponsesDecoder", "to_usage"]
 
@@ -78,11 +79,6 @@ class _Item:
 
 def _item_key(output_index: Key) -> Key:
     return ("item", output_index)
-
-
-def _signature(fields: dict[str, Any]) -> str | None:
-    present = {k: v for k, v in fields.items() if isinstance(v, str) and v}
-    return dumps_compact(present) if present else None
 
 
 def _index(value: Any) -> int | None:

@@ -1,4 +1,9 @@
-"""Wire facts of Responses output items, shared by the decoder and sanitize.
+"""Wire facts of ``openai-responses`` shared by its stream decoder, its
+request codec and sanitize.
+
+Signatures: a message or function-call item's own fields that must be
+replayed (its ``id``, ``phase`` / ``namespace``) are the block's signature, as
+compact JSON (:func:`item_signature`).
 
 Which output items wait for the client. An item asks the client to act when
 it carries a ``call_id`` (the id the client's ``*_output`` input item will
@@ -25,7 +30,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["answered_call_ids", "client_call_id", "is_output_item", "output_call_id"]
+from ..._json import dumps_compact
+
+__all__ = [
+    "answered_call_ids",
+    "client_call_id",
+    "is_output_item",
+    "item_signature",
+    "output_call_id",
+]
 
 #: The ``execution`` value of an item the server runs itself.
 SERVER_EXECUTION = "server"
@@ -63,3 +76,11 @@ def answered_call_ids(items: Iterable[Mapping[str, Any]]) -> set[str]:
     output): a call among them with one of these ids was run by the server.
     One pass, O(number of items)."""
     return {cid for item in items if (cid := output_call_id(item)) is not None}
+
+
+def item_signature(fields: dict[str, Any]) -> str | None:
+    """The signature of a message or function-call item (providers.md §2.2):
+    compact JSON of its non-empty string fields among ``fields`` (``id`` and
+    ``phase`` / ``namespace``); None when there are none."""
+    present = {k: v for k, v in fields.items() if isinstance(v, str) and v}
+    return dumps_compact(present) if present else None
