@@ -10,7 +10,7 @@ from .google import GoogleDecoder
 from .openai_completions import OpenAICompletionsDecoder
 from .openai_responses import OpenAIResponsesDecoder
 
-__all__ = ["DECODERS", "Decoder", "detect_api"]
+__all__ = ["DECODERS", "Decoder", "detect_api", "error_body_api"]
 
 DECODERS: dict[str, type[Decoder]] = {
     AnthropicDecoder.api: AnthropicDecoder,
@@ -32,8 +32,9 @@ _ANTHROPIC_TYPES = frozenset(
 )
 
 
-def detect_api(payload: dict[str, Any]) -> str | None:
-    """The wire API of a stream from its first JSON payload (providers.md §0.9):
+def detect_api(payload: dict[str, Any], event: str = "message") -> str | None:
+    """The wire API of a stream from its first JSON payload (providers.md §0.9)
+    and its event name (an SSE ``event:``, an event-stream ``:event-type``):
     an api name, ``"error"`` for a bare error object, or None when nothing
     matches."""
     kind = payload.get("type")
@@ -48,4 +49,24 @@ def detect_api(payload: dict[str, Any]) -> str | None:
         return "google-generative-ai"
     if "error" in payload:
         return "error"
+    return None
+
+
+def error_body_api(payload: dict[str, Any], framing: str | None) -> str | None:
+    """The api whose shape a bare error body has, when the shape says so
+    unambiguously (for a ``Start`` that names an api): Anthropic's
+    ``{"type": "error"}``, Google's ``{"error": {"code": 400, "status": …}}``
+    or an error item of a Gemini JSON array, Ollama's ``{"error": "text"}``
+    in newline-delimited JSON. None otherwise."""
+    error = payload.get("error")
+    if payload.get("type") == "error":
+        return "anthropic-messages"
+    if framing == "json-array" or (
+        isinstance(error, dict)
+        and isinstance(error.get("status"), str)
+        and type(error.get("code")) is int
+    ):
+        return "google-generative-ai"
+    if framing == "ndjson" and isinstance(error, str):
+        return "ollama-chat"
     return None
