@@ -17,11 +17,11 @@ A framer raises `FramingError` when the bytes break its framing (``kind``
 the error carries the events completed before that point. For any split of
 the same bytes, the concatenation of what a framer returns is the same.
 
-Each provider decoder names the framings it reads in its ``framings`` class
-attribute (the first is its usual one); the normalizer picks the framing from
+Each provider decoder names its framing in its ``framing`` class attribute
+(and any other it may arrive in, in ``alt_framings``); the normalizer picks the framing from
 the first bytes with `sniff_framing` and builds the framer from `FRAMERS`.
 To plug in a framing, add its factory to `FRAMERS` under the name `sniff_framing`
-returns for it and list that name in the decoders' ``framings``:
+returns for it and name it in the decoders' ``framing``:
 
 =============== ==================================== ==============================
 name            first bytes                          framer
@@ -30,7 +30,7 @@ name            first bytes                          framer
 ``ndjson``      ``{`` and a first line ending ``}``  `NDJSONFramer`: one JSON per line
 ``json-array``  ``[``                                `JSONValuesFramer` (array items)
 ``json``        ``{`` on a line of its own           `JSONValuesFramer` (a JSON body)
-``eventstream`` a binary prelude whose CRC32 holds   AWS event-stream (eventstream.py)
+``eventstream`` a binary prelude whose CRC32 holds   `EventStreamFramer` (eventstream.py)
 =============== ==================================== ==============================
 
 ``json`` (a pretty-printed JSON document, as error bodies are) is read by no
@@ -42,14 +42,15 @@ without reading the rest.
 from __future__ import annotations
 
 import re
-import zlib
 from collections.abc import Callable
 from typing import Final, Protocol
 
+from .eventstream import EventStreamDecoder, EventStreamError, looks_like_event_stream
 from .sse import RawEvent, SSEDecoder, SSELimitError
 
 __all__ = [
     "FRAMERS",
+    "EventStreamFramer",
     "Framer",
     "FramingError",
     "JSONValuesFramer",
@@ -128,6 +129,43 @@ class SSEFramer:
         if event is None:
             return None
         return (event.event, event.data.encode(), event.id, event.retry)
+
+
+# ----------------------------------------------------------------------
+# AWS event stream
+
+
+class EventStreamFramer:
+    """`EventStreamDecoder.feed_raw` seen as a framer: frames as events named
+    by their ``:event-type`` (exception and error frames ``exception:<type>``,
+    ``error:<code>``, for the Bedrock decoders); its errors become
+    `FramingError`s (a frame cut by the end of input: ``truncated``)."""
+
+    def __init__(self, max_event_bytes: int) -> None:
+        self._frames = EventStreamDecoder(max_frame_bytes=max_event_bytes)
+
+    def feed(self, chunk: bytes) -> list[RawEvent]:
+        try:
+            return self._frames.feed_raw(chunk)
+        except EventStreamError as exc:
+            raise _frame_error(exc) from None
+
+    def flush(self) -> list[RawEvent]:
+        try:
+            self._frames.flush()
+        except EventStreamError as exc:
+            raise _frame_error(exc) from None
+        return []
+
+    def pending(self) -> RawEvent | None:
+        return None
+
+
+def _frame_error(exc: EventStreamError) -> FramingError:
+    events: list[RawEvent] = exc.messages  # type: ignore[assignment]  # feed_raw's
+    if exc.kind == "limit":
+        return FramingError("limit", f"{exc} (max_event_bytes)", "max_event_bytes", events)
+    return FramingError(exc.kind, str(exc), None, events)
 
 
 # ----------------------------------------------------------------------
@@ -363,6 +401,7 @@ FRAMERS: dict[str, Callable[[int], Framer]] = {
     "ndjson": NDJSONFramer,
     "json-array": JSONValuesFramer,
     "json": lambda max_event_bytes: JSONValuesFramer(max_event_bytes, array=False),
+    "eventstream": EventStreamFramer,
 }
 
 #: How an SSE stream starts: a field or a comment.
@@ -384,10 +423,10 @@ def sniff_framing(head: bytes, final: bool) -> str | None:
     the first line at most.
     """
     if head[:1] and head[0] < 0x09:  # a prelude's length starts with a zero byte
-        if len(head) < _PRELUDE:
+        prelude = looks_like_event_stream(head[:_PRELUDE])
+        if prelude is None:
             return "binary" if final else None
-        crc = int.from_bytes(head[8:12], "big")
-        return "eventstream" if zlib.crc32(head[:8]) == crc else "binary"
+        return "eventstream" if prelude else "binary"
     body = head.removeprefix(_BOM)
     start = len(body) - len(body.lstrip(b"\r\n"))  # blank lines
     if start == len(body):
