@@ -17,6 +17,8 @@ APIS: tuple[str, ...] = (
 READ_ONLY_APIS: tuple[str, ...] = (
     "bedrock-converse-stream",
     "bedrock-invoke-stream",
+    "ollama-chat",
+    "cohere-chat",
 )
 
 #: Short names accepted wherever an api name is.
@@ -25,6 +27,8 @@ ALIASES: dict[str, str] = {
     "google": "google-generative-ai",
     "gemini": "google-generative-ai",
     "bedrock": "bedrock-converse-stream",
+    "ollama": "ollama-chat",
+    "cohere": "cohere-chat",
 }
 
 

@@ -9,6 +9,7 @@ from .base import Decoder
 from .bedrock_converse import BedrockConverseDecoder
 from .bedrock_invoke import BedrockInvokeDecoder
 from .google import GoogleDecoder
+from .ollama import OllamaDecoder
 from .openai_completions import OpenAICompletionsDecoder
 from .openai_responses import OpenAIResponsesDecoder
 
@@ -21,6 +22,7 @@ DECODERS: dict[str, type[Decoder]] = {
     OpenAIResponsesDecoder.api: OpenAIResponsesDecoder,
     BedrockConverseDecoder.api: BedrockConverseDecoder,
     BedrockInvokeDecoder.api: BedrockInvokeDecoder,
+    OllamaDecoder.api: OllamaDecoder,
 }
 
 _COMPLETION_OBJECTS = frozenset(("chat.completion.chunk", "text_completion"))
