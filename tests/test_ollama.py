@@ -138,7 +138,7 @@ def test_calls_without_ids_get_deterministic_ids() -> None:
         {"function": {"name": "a", "arguments": {"x": 1}}},
         {"function": {"name": "b", "arguments": '{"y": [2]}'}},
     ]
-    data = ndjson(line(tool_calls=None) | {"message": {"role": "assistant", "tool_calls": calls}}, END)
+    data = ndjson(line() | {"message": {"role": "assistant", "tool_calls": calls}}, END)
     events = run_bytes(data, API)
     message = done(events).message
     first, second = message.content
@@ -146,7 +146,8 @@ def test_calls_without_ids_get_deterministic_ids() -> None:
     assert (first.id, first.name, first.arguments, first.raw_arguments) == (
         "call_0", "a", {"x": 1}, '{"x":1}',
     )  # fmt: skip
-    assert (second.id, second.arguments, second.raw_arguments) == ("call_1", {"y": [2]}, '{"y": [2]}')
+    assert (second.id, second.arguments) == ("call_1", {"y": [2]})
+    assert second.raw_arguments == '{"y": [2]}'
     # Every delta of a call carries its id, and a second run gives the same ids.
     assert {e.id for e in events if isinstance(e, ToolCallDelta)} == {"call_0", "call_1"}
     assert run_bytes(data, API) == events
@@ -189,9 +190,9 @@ def test_a_stream_cut_before_done_is_truncated_with_its_text() -> None:
 
 
 def test_an_error_line_mid_stream_is_upstream_and_keeps_the_text() -> None:
-    data = ndjson(line("Hel"), {"error": "an error was encountered while running the model"})
-    end = failed(run_bytes(data))
-    assert (end.kind, end.reason) == ("upstream", "an error was encountered while running the model")
+    reason = "an error was encountered while running the model"
+    end = failed(run_bytes(ndjson(line("Hel"), {"error": reason})))
+    assert (end.kind, end.reason) == ("upstream", reason)
     assert end.message.content == (TextBlock("Hel"),)
 
 
