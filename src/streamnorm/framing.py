@@ -305,6 +305,8 @@ class JSONValuesFramer:
             if state == _IN_ITEM:
                 if not self._scan_item(end):
                     return
+                if self._pos - self._start > self._max:
+                    raise _limit(self._max, "one JSON item", events)
                 events.append(("message", bytes(buf[self._start : self._pos]), "", None))
                 self._state = _AFTER_ITEM
                 continue

@@ -44,6 +44,12 @@ STOP_TABLE: dict[str, StopReason | None] = {
     "NO_IMAGE": StopReason.STOP,
 }
 
+#: ``finishReason`` sent as a number (``enum-encoding=int``): the values the
+#: Gemini API and Vertex protos number alike (they differ from 6 on).
+_FINISH_NUMBERS = dict(
+    enumerate(("FINISH_REASON_UNSPECIFIED", "STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "OTHER"))
+)
+
 #: Part fields that qualify a part rather than say what it holds.
 _PART_MODIFIERS = frozenset(
     ("thought", "thoughtSignature", "partMetadata", "videoMetadata", "mediaResolution")
@@ -159,6 +165,8 @@ class GoogleDecoder(Decoder):
             if not _CANDIDATE_METADATA.isdisjoint(candidate):
                 self._keep_metadata(candidate)
             finish = candidate.get("finishReason")
+            if type(finish) is int:  # enum-encoding=int: the proto number
+                finish = _FINISH_NUMBERS.get(finish, str(finish))
             if finish and isinstance(finish, str):
                 message = as_str(candidate.get("finishMessage")) or None
                 self.builder.set_stop_reason(finish, error_reason=message)
