@@ -35,6 +35,8 @@ APIS: tuple[WireApi, ...] = (
 READ_ONLY_APIS: tuple[WireApi, ...] = (
     "bedrock-converse-stream",
     "bedrock-invoke-stream",
+    "ollama-chat",
+    "cohere-chat",
 )
 
 #: Short names accepted wherever an api name is.
@@ -43,6 +45,8 @@ ALIASES: dict[str, str] = {
     "google": "google-generative-ai",
     "gemini": "google-generative-ai",
     "bedrock": "bedrock-converse-stream",
+    "ollama": "ollama-chat",
+    "cohere": "cohere-chat",
 }
 
 
