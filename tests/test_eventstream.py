@@ -164,6 +164,13 @@ def test_exception_and_error_frames_in_feed_raw() -> None:
         ("exception:internalServerException", {"message": "boom"}, "exception"),
         ("error:InternalFailure", {"message": "oops"}, "error"),
     ]
+    # feed() gives the frames as they are.
+    messages = EventStreamDecoder().feed(exception + not_json + error)
+    assert [(m.message_type, m.name, m.payload) for m in messages] == [
+        ("exception", "throttlingException", b'{"message":"slow down"}'),
+        ("exception", "internalServerException", b"boom"),
+        ("error", "InternalFailure", b""),
+    ]
 
 
 def _flip(data: bytes, at: int) -> bytes:
@@ -317,3 +324,8 @@ def test_flush_at_the_start_or_after_whole_frames_is_quiet() -> None:
     with pytest.raises(EventStreamError) as info:
         decoder.flush()
     assert info.value.kind == "truncated" and "prelude" in info.value.detail
+    decoder = EventStreamDecoder()
+    decoder.feed(b"data:")  # too short for a prelude, but text: not a cut stream
+    with pytest.raises(EventStreamError) as info:
+        decoder.flush()
+    assert info.value.kind == "protocol"
