@@ -18,6 +18,7 @@ from ._frozen import new, twin
 from .messages import (
     AssistantMessage,
     ContentBlock,
+    DocumentBlock,
     ImageBlock,
     StopReason,
     Usage,
@@ -354,8 +355,8 @@ def _block(d: Mapping[str, Any]) -> ContentBlock:
         block = block_from_dict(_field(d, "block"))
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"block_end event: bad block ({exc!r})") from None
-    if isinstance(block, ImageBlock):
-        raise ValueError("block_end event: an image block is never part of an assistant turn")
+    if isinstance(block, (ImageBlock, DocumentBlock)):
+        raise ValueError("block_end event: an input block is never part of an assistant turn")
     return block
 
 
