@@ -160,9 +160,17 @@ def test_exception_and_error_frames_in_feed_raw() -> None:
     )
     raw = EventStreamDecoder().feed_raw(exception + not_json + error)
     assert [(name, json.loads(data), kind) for name, data, kind, _ in raw] == [
-        ("exception:throttlingException", {"message": "slow down"}, "exception"),
-        ("exception:internalServerException", {"message": "boom"}, "exception"),
-        ("error:InternalFailure", {"message": "oops"}, "error"),
+        (
+            "exception:throttlingException",
+            {"error": {"type": "throttlingException", "message": "slow down"}},
+            "exception",
+        ),
+        (
+            "exception:internalServerException",
+            {"error": {"type": "internalServerException", "message": "boom"}},
+            "exception",
+        ),
+        ("error:InternalFailure", {"error": {"type": "InternalFailure", "message": "oops"}}, "error"),
     ]
     # feed() gives the frames as they are.
     messages = EventStreamDecoder().feed(exception + not_json + error)

@@ -385,8 +385,8 @@ def test_httpx_error_status_with_json_body_is_an_upstream_error(server: _Server)
     ):
         assert r.status_code == 500
         events = list(sn_httpx.iter_events(r))
-    assert len(events) == 1
-    error = events[0]
+    start, error = events  # Start is first, also of an error body
+    assert isinstance(start, Start) and start.api == "anthropic-messages"
     assert isinstance(error, Error)
     assert (error.kind, error.code, error.reason) == ("upstream", "overloaded_error", "Overloaded")
 

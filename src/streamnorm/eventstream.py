@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, Literal, NoReturn, TypeAlias
 
-from ._json import dumps_compact
+from ._json import dumps_compact, loads
 from .sse import RawEvent
 
 __all__ = [
@@ -238,10 +238,11 @@ class EventStreamDecoder:
         ``message_type + ":"`` before it for frames that are not events
         (``exception:throttlingException``), a name no event type has.
 
-        The payload is what a JSON decoder reads: an event's as sent; an
-        exception's as sent when it is a JSON object, else ``{"message":
-        <its text>}``; an error's (whose text travels in its ``:error-message``
-        header) ``{"message": <that header>}``.
+        The payload is what a JSON decoder reads: an event's as sent; for an
+        exception or an error, the error body ``{"error": {"type": <its
+        name>, "message": <its text>, …}}``, with the fields of an
+        exception's JSON payload, or its text as the message; an error's
+        text is its ``:error-message`` header.
         """
         out, bad = self._frames(chunk, None)
         if bad is not None:
@@ -436,13 +437,21 @@ def _value(block: bytes, kind: int, pos: int) -> tuple[HeaderValue, int]:
 
 
 def _raw_error(known: _Known, payload: bytes) -> RawEvent:
-    """An exception or error frame as `EventStreamDecoder.feed_raw` gives it."""
+    """An exception or error frame as `EventStreamDecoder.feed_raw` gives it:
+    the error object every decoder and the normalizer read (once a stream)."""
     headers, name, kind, _ = known
-    if kind != "exception" or payload.lstrip()[:1] != b"{":
-        if kind == "exception":
-            text = payload.decode("utf-8", "replace")
+    error: dict[str, object] = {}
+    if kind == "exception":
+        try:
+            body = loads(payload)
+        except ValueError:
+            body = None
+        if isinstance(body, dict):
+            error.update(body)
         else:
-            message = headers.get(":error-message")
-            text = message if isinstance(message, str) else ""
-        payload = dumps_compact({"message": text}).encode()
-    return (f"{kind}:{name}", payload, kind, None)
+            error["message"] = payload.decode("utf-8", "replace")
+    else:
+        message = headers.get(":error-message")
+        error["message"] = message if isinstance(message, str) else ""
+    error["type"] = name
+    return (f"{kind}:{name}", dumps_compact({"error": error}).encode(), kind, None)

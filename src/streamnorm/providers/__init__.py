@@ -12,7 +12,7 @@ from .google import GoogleDecoder
 from .openai_completions import OpenAICompletionsDecoder
 from .openai_responses import OpenAIResponsesDecoder
 
-__all__ = ["DECODERS", "Decoder", "detect_api", "detect_frame_api"]
+__all__ = ["DECODERS", "Decoder", "detect_api", "error_body_api"]
 
 DECODERS: dict[str, type[Decoder]] = {
     AnthropicDecoder.api: AnthropicDecoder,
@@ -22,6 +22,18 @@ DECODERS: dict[str, type[Decoder]] = {
     BedrockConverseDecoder.api: BedrockConverseDecoder,
     BedrockInvokeDecoder.api: BedrockInvokeDecoder,
 }
+
+#: The members of Bedrock's ``ConverseStreamOutput`` union that are events.
+_CONVERSE_EVENTS = frozenset(
+    (
+        "messageStart",
+        "contentBlockStart",
+        "contentBlockDelta",
+        "contentBlockStop",
+        "messageStop",
+        "metadata",
+    )
+)
 
 _ANTHROPIC_TYPES = frozenset(
     (
@@ -36,10 +48,15 @@ _ANTHROPIC_TYPES = frozenset(
 )
 
 
-def detect_api(payload: dict[str, Any]) -> str | None:
-    """The wire API of a stream from its first JSON payload (providers.md §0.9):
+def detect_api(payload: dict[str, Any], event: str = "message") -> str | None:
+    """The wire API of a stream from its first JSON payload (providers.md §0.9)
+    and its event name (an SSE ``event:``, an event-stream ``:event-type``):
     an api name, ``"error"`` for a bare error object, or None when nothing
     matches."""
+    if event in _CONVERSE_EVENTS:
+        return BedrockConverseDecoder.api
+    if event == "chunk" and "bytes" in payload:
+        return BedrockInvokeDecoder.api
     kind = payload.get("type")
     if isinstance(kind, str):
         if kind in _ANTHROPIC_TYPES:
@@ -55,8 +72,24 @@ def detect_api(payload: dict[str, Any]) -> str | None:
     return None
 
 
-def detect_frame_api(name: str) -> str:
-    """The wire API of an AWS event stream from the name of its first frame:
-    Invoke streams send ``chunk`` events, Converse streams the members of
-    ``ConverseStreamOutput`` (an exception first counts as Converse)."""
-    return BedrockInvokeDecoder.api if name == "chunk" else BedrockConverseDecoder.api
+def error_body_api(payload: dict[str, Any], framing: str | None) -> str | None:
+    """The api whose shape a bare error body has, when the shape says so
+    unambiguously (for a ``Start`` that names an api): Anthropic's
+    ``{"type": "error"}``, Google's ``{"error": {"code": 400, "status": …}}``
+    or an error item of a Gemini JSON array, Ollama's ``{"error": "text"}``
+    in newline-delimited JSON, an exception frame of an AWS event stream
+    (Bedrock; Converse, as the ``bedrock`` alias says). None otherwise."""
+    error = payload.get("error")
+    if framing == "eventstream":
+        return BedrockConverseDecoder.api
+    if payload.get("type") == "error":
+        return "anthropic-messages"
+    if framing == "json-array" or (
+        isinstance(error, dict)
+        and isinstance(error.get("status"), str)
+        and type(error.get("code")) is int
+    ):
+        return "google-generative-ai"
+    if framing == "ndjson" and isinstance(error, str):
+        return "ollama-chat"
+    return None

@@ -19,13 +19,16 @@ class Decoder:
     Class attributes describe the wire API as data: ``stop_table`` maps its
     stop values; ``blocks_end_implicitly`` says the wire has no per-block end;
     ``done_at_eof_after_stop`` says end of input after a stop value is a normal
-    end (Chat Completions without ``[DONE]``, Gemini), not a truncation.
+    end (Chat Completions without ``[DONE]``, Gemini), not a truncation;
+    ``framings`` names the framings of `streamnorm.framing` the api arrives in,
+    its usual one first.
     """
 
     api: ClassVar[str]
     stop_table: ClassVar[StopTable]
     blocks_end_implicitly: ClassVar[bool] = False
     done_at_eof_after_stop: ClassVar[bool] = False
+    framings: ClassVar[tuple[str, ...]] = ("sse",)
 
     def __init__(self, builder: MessageBuilder, choice: int = 0) -> None:
         self.builder = builder

@@ -90,6 +90,7 @@ def _same_json(value: Any, other: Any) -> bool:
 
 class GoogleDecoder(Decoder):
     api = "google-generative-ai"
+    framings = ("sse", "json-array")  # without alt=sse: one streamed JSON array
     stop_table = STOP_TABLE
     done_at_eof_after_stop = True
 
