@@ -170,7 +170,11 @@ def test_exception_and_error_frames_in_feed_raw() -> None:
             {"error": {"type": "internalServerException", "message": "boom"}},
             "exception",
         ),
-        ("error:InternalFailure", {"error": {"type": "InternalFailure", "message": "oops"}}, "error"),
+        (
+            "error:InternalFailure",
+            {"error": {"type": "InternalFailure", "message": "oops"}},
+            "error",
+        ),
     ]
     # feed() gives the frames as they are.
     messages = EventStreamDecoder().feed(exception + not_json + error)
