@@ -1,6 +1,6 @@
 """streamnorm: one canonical event stream for every LLM streaming API."""
 
-from .apis import APIS, ApiName, WireApi, resolve_api
+from .apis import APIS, READ_ONLY_APIS, ApiName, WireApi, resolve_api
 from .codec import (
     decode_request,
     decode_response,
@@ -50,6 +50,7 @@ from .sanitize import sanitize_messages_for_target, validate_history_for_target
 
 __all__ = [
     "APIS",
+    "READ_ONLY_APIS",
     "ApiName",
     "AssistantMessage",
     "BlockEnd",
