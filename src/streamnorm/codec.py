@@ -123,14 +123,21 @@ def validate_request_body(body: Mapping[str, Any], api: str) -> list[str]:
 
 
 def decode_response(
-    body: bytes | str | Mapping[str, Any], api: str, *, model: str | None = None
+    body: bytes | str | Mapping[str, Any],
+    api: str,
+    *,
+    model: str | None = None,
+    provider: str | None = None,
 ) -> AssistantMessage:
     """A non-streaming response (or error body) of ``api`` as the message the
     streaming form of the same answer gives; an error body gives a message
-    with ``stop_reason="error"`` and ``error`` set. ``model`` is the model
-    the caller asked for, as for ``StreamNormalizer``."""
+    with ``stop_reason="error"`` and ``error`` set. ``model`` (the model the
+    caller asked for) and ``provider`` (the host) are as for
+    ``StreamNormalizer``."""
     module = _RESPONSES[resolve_api(api)]
-    message: AssistantMessage = module.decode_response(_json_body(body, "response"), model=model)
+    message: AssistantMessage = module.decode_response(
+        _json_body(body, "response"), model=model, provider=provider
+    )
     return message
 
 

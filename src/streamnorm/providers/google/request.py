@@ -51,6 +51,8 @@ from ..codecbase import (
     tool_call,
 )
 
+from .wire import METADATA_BLOCKS
+
 __all__ = ["decode_request", "encode_request", "validate_body"]
 
 API = "google-generative-ai"
@@ -136,7 +138,9 @@ def _json_object(text: str) -> dict[str, Any] | None:
 
 def _model_part(block: ContentBlock) -> dict[str, Any] | None:
     if isinstance(block, ProviderBlock):
-        return dict(block.data) if block.api == API else None
+        # Response metadata (grounding, URL context) is no part to send back.
+        keep = block.api == API and block.kind not in METADATA_BLOCKS
+        return dict(block.data) if keep else None
     if isinstance(block, ThinkingBlock) and block.redacted:
         return None  # no such part (requests.md §11)
     if isinstance(block, ToolCallBlock):

@@ -54,7 +54,7 @@ from ..codecbase import (
     provider_tools,
     tool_call,
 )
-from .wire import item_signature
+from .wire import MESSAGE_PARTS, item_signature
 
 __all__ = ["decode_request", "encode_request", "validate_body"]
 
@@ -104,7 +104,10 @@ def _text_items(blocks: list[TextBlock]) -> dict[str, Any]:
     state = _json_object(blocks[0].signature) or {}
     item_id = state.get("id")
     if not isinstance(item_id, str):
-        return {"role": "assistant", "content": "".join(b.text for b in blocks)}
+        easy: dict[str, Any] = {"role": "assistant", "content": "".join(b.text for b in blocks)}
+        if isinstance(state.get("phase"), str):
+            easy["phase"] = state["phase"]
+        return easy
     parts = [
         {"type": "refusal", "refusal": b.text}
         if b.refusal
@@ -159,7 +162,7 @@ def _assistant_items(message: AssistantMessage) -> Iterator[dict[str, Any]]:
                 yield item  # replayed verbatim; anything else cannot be
         elif isinstance(block, ToolCallBlock):
             yield _call_item(block)
-        elif block.api == API:
+        elif block.api == API and block.kind not in MESSAGE_PARTS:
             yield dict(block.data)
 
 

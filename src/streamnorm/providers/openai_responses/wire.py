@@ -7,7 +7,14 @@ from typing import Any
 
 from ..._json import dumps_compact
 
-__all__ = ["item_signature"]
+__all__ = ["MESSAGE_PARTS", "item_signature"]
+
+#: Content part types of message items. The stream decoder keeps a part it
+#: has no text block for as a ``ProviderBlock`` of that kind; it is a part of
+#: an item, not an item, and cannot be sent back on its own.
+MESSAGE_PARTS = frozenset(
+    ("input_text", "input_image", "input_file", "input_audio", "output_text", "output_audio")
+)
 
 
 def item_signature(fields: dict[str, Any]) -> str | None:
