@@ -33,7 +33,10 @@ from streamnorm import (
 )
 from streamnorm.envelope import Issuer, wrap, wrap_bytes
 
+from .request_support import genai_request, sdk_send, sdk_validate
+
 APIS = ("anthropic-messages", "openai-responses", "openai-completions", "google-generative-ai")
+PROVIDERS = dict(zip(APIS, ("anthropic", "openai", "openai", "google"), strict=True))
 PNG = "iVBORw0KGgo="
 WEATHER = Tool(
     "get_weather",
@@ -794,9 +797,23 @@ def test_sanitize_demotes_a_foreign_turn() -> None:
 
 
 @pytest.mark.parametrize("api", APIS)
-def test_encoded_history_keeps_the_structural_rules(api: str) -> None:
-    body = encoded(api).body
+def test_encoded_history_keeps_the_rules_and_fits_the_sdk(api: str) -> None:
+    options: dict[str, Any] = {
+        "system": "Be brief.",
+        "tool_choice": "auto",
+        "reasoning": Reasoning(effort="low"),
+        "response_format": ResponseFormat("json_schema", {"type": "object"}),
+        "max_tokens": 64,
+    }
+    request = Request("m-1", tuple(history()), tools=(WEATHER,), **options)
+    body = dict(encode_request(request, api, provider=PROVIDERS[api]).body)
     assert validate_request_body(body, api) == []
+    if api == "google-generative-ai":
+        genai_request(body)
+        assert "contents" in sdk_send(api, body)
+    else:
+        assert sdk_validate(api, body) == []
+        assert sdk_send(api, body) == body
 
 
 @pytest.mark.parametrize(

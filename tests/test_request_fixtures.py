@@ -18,7 +18,14 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from streamnorm import Request, decode_request, encode_request, validate_request_body
+from streamnorm import (
+    Request,
+    decode_request,
+    encode_request,
+    sanitize_messages_for_target,
+    validate_history_for_target,
+    validate_request_body,
+)
 
 from .request_support import (
     REQUESTS,
@@ -340,3 +347,24 @@ def test_genai_models_read_contents_and_config_as_sent() -> None:
     assert config.thinking_config.thinking_level.value == "HIGH"
     assert config.thinking_config.include_thoughts is True
     assert body["contents"][1]["parts"][0]["functionCall"]["args"] == call_part.function_call.args
+
+
+_PROVIDERS = {
+    "anthropic-messages": "anthropic",
+    "openai-responses": "openai",
+    "openai-completions": "openai",
+    "google-generative-ai": "google",
+}
+
+
+@pytest.mark.parametrize("path", BODIES, ids=body_id)
+def test_sanitized_reencoding_keeps_every_rule(path: Any) -> None:
+    """Decoded with the host it was sent to and encoded with ``sanitize``, a
+    real history passes the target's history checks and structural rules."""
+    api = path.parent.name
+    provider = _PROVIDERS[api]
+    request = decode_request(load_json(path), api, provider=provider)
+    sanitized = sanitize_messages_for_target(request.messages, provider, request.model, api=api)
+    assert validate_history_for_target(sanitized, provider, request.model, api=api) == []
+    body = encode_request(request, api, provider=provider).body
+    assert validate_request_body(body, api) == []
