@@ -50,7 +50,6 @@ from ..codecbase import (
     provider_tools,
     tool_call,
 )
-
 from .wire import METADATA_BLOCKS
 
 __all__ = ["decode_request", "encode_request", "validate_body"]
