@@ -11,22 +11,27 @@ signature that sanitizing kept.
 
 from __future__ import annotations
 
+import json
 import re
 from importlib.metadata import version
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from streamnorm import (
     AssistantMessage,
     Message,
     Request,
+    StopReason,
     TextBlock,
     ThinkingBlock,
     Tool,
     ToolCallBlock,
     ToolResultMessage,
+    Usage,
     UserMessage,
     decode_request,
     decode_response,
@@ -175,3 +180,63 @@ def test_history_continues_on_every_api(path: Any, target: str) -> None:
     ]
     if source == target:
         assert _signatures(back.messages) == _signatures(sanitized)
+
+
+# ---------------------------------------------------------------------------
+# The same property over generated histories
+
+_ISSUERS = [(api, *TARGETS[api]) for api in TARGETS]
+_words = st.text(alphabet="abcdefgh xyz", min_size=1, max_size=12).filter(str.strip)
+_args = st.dictionaries(
+    st.sampled_from(["city", "n", "flag", "q"]),
+    st.one_of(st.integers(-5, 5), _words, st.booleans()),
+    max_size=3,
+)
+
+
+@st.composite
+def _histories(draw: st.DrawFn) -> list[Message]:
+    messages: list[Message] = []
+    calls = 0
+    for _ in range(draw(st.integers(1, 3))):
+        messages.append(UserMessage(draw(_words)))
+        api, provider, model = draw(st.sampled_from(_ISSUERS))
+        blocks: list[Any] = []
+        if draw(st.booleans()):
+            blocks.append(ThinkingBlock(draw(_words)))
+        blocks.append(TextBlock(draw(_words)))
+        for _ in range(draw(st.integers(0, 2))):
+            args = draw(_args)
+            blocks.append(
+                ToolCallBlock(
+                    f"call_{calls}", draw(st.sampled_from(["f", "g"])), args, json.dumps(args)
+                )
+            )
+            calls += 1
+        turn = AssistantMessage(
+            tuple(blocks), api, model, StopReason.STOP, None, Usage(), None, provider
+        )
+        messages.append(turn)
+        messages += [ToolResultMessage(c.id, c.name, f"r{c.id}") for c in turn.tool_calls]
+    messages.append(UserMessage(draw(_words)))
+    return messages
+
+
+@settings(max_examples=40, derandomize=True, deadline=None)
+@given(history=_histories(), target=st.sampled_from(list(TARGETS)))
+def test_generated_histories_continue_on_every_api(history: list[Message], target: str) -> None:
+    provider, model = TARGETS[target]
+    request = Request(model, tuple(history), tools=(Tool("f"), Tool("g")))
+    wire = encode_request(request, target, provider=provider)
+    body = dict(wire.body)
+    assert validate_request_body(body, target) == []
+    if target == "google-generative-ai":
+        genai_request(body)
+    else:
+        assert [p for p in sdk_validate(target, body) if not HOST_REASONING.fullmatch(p)] == []
+    back = decode_request(body, target, path=wire.path, provider=provider)
+    said = _said(back.messages)
+    assert all(text in said for text in _texts(history))
+    assert _calls(back.messages) == _calls(history)
+    results = [m.content for m in back.messages if isinstance(m, ToolResultMessage)]
+    assert results == [m.content for m in history if isinstance(m, ToolResultMessage)]

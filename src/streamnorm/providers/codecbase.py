@@ -114,9 +114,6 @@ class Fields:
         if nested is not None and (nested._data or nested._empty):
             self._data[key] = nested._data
 
-    def keep(self, key: str, value: Any) -> None:
-        self._data[key] = value
-
     def rest(self) -> dict[str, Any]:
         return self._data
 
