@@ -878,3 +878,81 @@ def test_structural_validators_find_problems(api: str, body: dict[str, Any], pro
     assert any(problem in p for p in validate_request_body(body, api)), validate_request_body(
         body, api
     )
+
+
+def test_responses_turn_carrier_signs_gemini_text_and_calls() -> None:
+    entries = [[0, "text", "c2ln"], [1, "toolcall", "c2lnMg=="]]
+    body = {
+        "input": [
+            {"role": "user", "content": "q"},
+            {
+                "type": "reasoning",
+                "id": "rs_c",
+                "summary": [],
+                "encrypted_content": wrap(GEMINI, "turn", entries),
+            },
+            {
+                "type": "message",
+                "role": "assistant",
+                "id": "msg_c",
+                "content": [{"type": "output_text", "text": "a", "annotations": []}],
+            },
+            {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c1", "output": "r"},
+        ]
+    }
+    request = decode_request(body, "openai-responses")
+    turn = _only_turn(request)
+    assert (turn.api, turn.model) == ("google-generative-ai", "gemini-2.5-flash")
+    assert turn.content == (TextBlock("a", "c2ln"), ToolCallBlock("c1", "f", {}, "{}", "c2lnMg=="))
+    parts = encode_request(
+        Request("gemini-2.5-flash", request.messages), "gemini", provider="google"
+    ).body["contents"][1]["parts"]
+    assert parts == [
+        {"text": "a", "thoughtSignature": "c2ln"},
+        {"functionCall": {"id": "c1", "name": "f", "args": {}}, "thoughtSignature": "c2lnMg=="},
+    ]
+
+
+def test_gemini_redacted_envelope_and_junk_entries() -> None:
+    carrier = wrap_bytes(CLAUDE, "turn", [[5, "text", "x"], [0, "toolcall", "y"], "junk"])
+    body = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "q"}]},
+            {
+                "role": "model",
+                "parts": [
+                    {
+                        "text": "",
+                        "thought": True,
+                        "thoughtSignature": wrap_bytes(CLAUDE, "redacted", "DATA"),
+                    },
+                    {"text": "", "thought": True, "thoughtSignature": carrier},
+                    {"text": "a"},
+                ],
+            },
+        ]
+    }
+    turn = _only_turn(decode_request(body, "gemini"))
+    # Entries out of range or of the wrong kind sign nothing.
+    assert turn.content == (ThinkingBlock("", "DATA", redacted=True), TextBlock("a"))
+    assert turn.api == "anthropic-messages"
+
+
+def test_an_ordinary_signature_is_not_an_envelope() -> None:
+    body = {
+        "contents": [
+            {
+                "role": "model",
+                "parts": [{"text": "t", "thought": True, "thoughtSignature": "c252MQ=="}],
+            }
+        ]
+    }
+    turn = _only_turn(
+        decode_request(body, "gemini", path="/v1beta/models/gemini-2.5-flash:generateContent")
+    )
+    assert (turn.api, turn.model, turn.content) == (
+        "google-generative-ai",
+        "gemini-2.5-flash",
+        (ThinkingBlock("t", "c252MQ=="),),
+    )
