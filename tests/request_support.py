@@ -33,6 +33,16 @@ def body_id(path: Path) -> str:
     return f"{path.parent.name}/{path.name}"
 
 
+#: The URL path a Gemini body was sent to holds its model; the recorded
+#: bodies come without it.
+GEMINI_PATH = "/v1beta/models/gemini-recorded:streamGenerateContent?alt=sse"
+
+
+def request_path(api: str) -> str | None:
+    """The path to decode a recorded request body of ``api`` with."""
+    return GEMINI_PATH if api == "google-generative-ai" else None
+
+
 def load_json(path: Path) -> dict[str, Any]:
     value = json.loads(path.read_text())
     assert isinstance(value, dict)

@@ -956,3 +956,65 @@ def test_an_ordinary_signature_is_not_an_envelope() -> None:
         "gemini-2.5-flash",
         (ThinkingBlock("t", "c252MQ=="),),
     )
+
+
+def test_anthropic_thinking_rules() -> None:
+    foreign = assistant(
+        TextBlock("calling"), call(), api="openai-responses", model="gpt-5", provider="openai"
+    )
+    loop = [UserMessage("q"), foreign, ToolResultMessage("toolu_1", "get_weather", "sunny")]
+    request = Request(
+        "claude-sonnet-4-5",
+        tuple(loop),
+        tools=(WEATHER,),
+        reasoning=Reasoning(budget_tokens=2048),
+        tool_choice="required",
+    )
+    body = encode_request(request, "anthropic", provider="anthropic").body
+    # The last assistant turn of the loop cannot start with thinking: thinking is off.
+    assert "thinking" not in body
+    assert validate_request_body(body, "anthropic") == []
+    fresh = Request(
+        "claude-sonnet-4-5",
+        (UserMessage("q"),),
+        tools=(WEATHER,),
+        reasoning=Reasoning(budget_tokens=2048),
+        tool_choice="get_weather",
+    )
+    body = encode_request(fresh, "anthropic").body
+    # Manual thinking with a forced tool is refused: the model chooses.
+    assert body["thinking"]["type"] == "enabled" and body["tool_choice"] == {"type": "auto"}
+
+
+def test_anthropic_tool_schema_root_is_an_object() -> None:
+    tools = (
+        Tool("a", parameters={}),
+        Tool("b", parameters={"type": "string"}),
+        Tool("c", parameters={"properties": {"x": {}}}),
+    )
+    sent = encode_request(Request("m", (UserMessage("q"),), tools=tools), "anthropic").body["tools"]
+    assert [t["input_schema"] for t in sent] == [
+        {"type": "object"},
+        {"type": "object", "properties": {}},
+        {"type": "object", "properties": {"x": {}}},
+    ]
+
+
+def test_gemini_cached_content_strips_what_it_holds() -> None:
+    request = Request(
+        "gemini-2.5-flash",
+        (UserMessage("q"),),
+        system="S",
+        tools=(WEATHER,),
+        tool_choice="auto",
+        extra={"google-generative-ai": {"cachedContent": "cachedContents/abc"}},
+    )
+    body = encode_request(request, "gemini").body
+    assert body["cachedContent"] == "cachedContents/abc"
+    assert not {"systemInstruction", "tools", "toolConfig"} & set(body)
+    assert validate_request_body(body, "gemini") == []
+
+
+def test_gemini_needs_a_model() -> None:
+    with pytest.raises(ValueError, match=r"^model"):
+        encode_request(Request(None, (UserMessage("q"),)), "gemini")

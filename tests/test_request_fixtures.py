@@ -33,6 +33,7 @@ from .request_support import (
     genai_request,
     json_files,
     load_json,
+    request_path,
     sdk_send,
     sdk_validate,
 )
@@ -148,7 +149,7 @@ def normalized(body: dict[str, Any], api: str) -> dict[str, Any]:
 def _round_trip(path: Any) -> tuple[str, dict[str, Any], Request, dict[str, Any]]:
     api = path.parent.name
     body = load_json(path)
-    request = decode_request(body, api)
+    request = decode_request(body, api, path=request_path(api))
     encoded = dict(encode_request(request, api, sanitize=False).body)
     return api, body, request, encoded
 
@@ -363,7 +364,7 @@ def test_sanitized_reencoding_keeps_every_rule(path: Any) -> None:
     real history passes the target's history checks and structural rules."""
     api = path.parent.name
     provider = _PROVIDERS[api]
-    request = decode_request(load_json(path), api, provider=provider)
+    request = decode_request(load_json(path), api, path=request_path(api), provider=provider)
     sanitized = sanitize_messages_for_target(request.messages, provider, request.model, api=api)
     assert validate_history_for_target(sanitized, provider, request.model, api=api) == []
     body = encode_request(request, api, provider=provider).body

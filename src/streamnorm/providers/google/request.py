@@ -276,7 +276,13 @@ def encode_request(
     if generation:
         body["generationConfig"] = generation
     deep_merge(body, extra_for(request.extra, API))
-    model = (request.model or "").removeprefix("models/")
+    if "cachedContent" in body:
+        # The cached content holds them; sending them too is a 400 (requests.md §8.5).
+        for key in ("systemInstruction", "tools", "toolConfig"):
+            body.pop(key, None)
+    if not request.model:
+        raise ValueError("model: required for google-generative-ai (it is part of the path)")
+    model = request.model.removeprefix("models/")
     method = "streamGenerateContent?alt=sse" if request.stream else "generateContent"
     path = f"/v1beta/models/{model}:{method}"
     return WireRequest("POST", path, {"content-type": "application/json"}, body)
