@@ -962,7 +962,11 @@ def test_anthropic_thinking_rules() -> None:
     foreign = assistant(
         TextBlock("calling"), call(), api="openai-responses", model="gpt-5", provider="openai"
     )
-    loop: list[Message] = [UserMessage("q"), foreign, ToolResultMessage("toolu_1", "get_weather", "sunny")]
+    loop: list[Message] = [
+        UserMessage("q"),
+        foreign,
+        ToolResultMessage("toolu_1", "get_weather", "sunny"),
+    ]
     request = Request(
         "claude-sonnet-4-5",
         tuple(loop),
