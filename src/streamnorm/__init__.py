@@ -8,6 +8,7 @@ from .codec import (
     encode_request,
     validate_request_body,
 )
+from .encoder import StreamEncoder, aencode_stream, encode_response, encode_stream
 from .events import (
     BlockEnd,
     Done,
@@ -20,6 +21,7 @@ from .events import (
     ThinkingDelta,
     ToolCallDelta,
     UsageUpdate,
+    event_from_dict,
 )
 from .inline import NormalizingStream, ParserOutput, ToolCallParser, get_parser
 from .messages import (
@@ -67,6 +69,7 @@ __all__ = [
     "ResponseFormat",
     "Start",
     "StopReason",
+    "StreamEncoder",
     "StreamNormalizer",
     "TextBlock",
     "TextDelta",
@@ -82,12 +85,16 @@ __all__ = [
     "UserContent",
     "UserMessage",
     "WireRequest",
+    "aencode_stream",
     "anormalize",
     "block_from_dict",
     "decode_request",
     "decode_response",
     "detect_response_api",
     "encode_request",
+    "encode_response",
+    "encode_stream",
+    "event_from_dict",
     "get_parser",
     "message_from_dict",
     "normalize",
