@@ -52,7 +52,14 @@ __all__ = [
 
 T = TypeVar("T")
 
-_TYPE_NAMES = {str: "a string", int: "an integer", bool: "a boolean", list: "an array"}
+_TYPE_NAMES = {
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "a boolean",
+    list: "an array",
+    dict: "an object",
+}
 
 
 def fail(where: str, expected: str, value: Any) -> ValueError:
@@ -68,7 +75,7 @@ class Fields:
     __slots__ = ("_data", "_empty", "where")
 
     def __init__(self, value: Any, where: str) -> None:
-        if not isinstance(value, dict):
+        if not isinstance(value, Mapping):
             raise fail(where, "an object", value)
         self._data: dict[str, Any] = dict(value)
         self._empty = not value
