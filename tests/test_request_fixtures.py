@@ -11,6 +11,7 @@ type — are listed with the SDK version, never skipped.
 from __future__ import annotations
 
 import copy
+import random
 import re
 from importlib.metadata import version
 from typing import Any
@@ -369,3 +370,48 @@ def test_sanitized_reencoding_keeps_every_rule(path: Any) -> None:
     assert validate_history_for_target(sanitized, provider, request.model, api=api) == []
     body = encode_request(request, api, provider=provider).body
     assert validate_request_body(body, api) == []
+
+
+# ---------------------------------------------------------------------------
+# Bad bodies
+
+_JUNK: tuple[Any, ...] = (None, 1, "x", [], {}, [1], {"a": 1}, True, 2.5)
+
+
+def _leaves(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [path] if path else []
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    for key, item in items:
+        out.extend(_leaves(item, (*path, key)))
+    return out
+
+
+def _set(value: Any, path: tuple[Any, ...], new: Any) -> None:
+    for key in path[:-1]:
+        value = value[key]
+    value[path[-1]] = new
+
+
+@pytest.mark.parametrize("path", BODIES, ids=body_id)
+def test_a_damaged_body_raises_only_value_error(path: Any) -> None:
+    """Any field of a real body replaced by a value of another type: the
+    body decodes (and encodes), or ``ValueError`` names what is wrong; no
+    other exception escapes. Seeded per file: the same cases every run."""
+    api, body = path.parent.name, load_json(path)
+    rng = random.Random(body_id(path))
+    for _ in range(25):
+        damaged = copy.deepcopy(body)
+        for _ in range(rng.randint(1, 3)):
+            _set(damaged, rng.choice(_leaves(damaged)), copy.deepcopy(rng.choice(_JUNK)))
+        try:
+            request = decode_request(damaged, api, path=request_path(api))
+            encode_request(request, api, sanitize=False)
+        except ValueError as error:
+            # "<field>: <what is wrong>", the field spelled as in the body.
+            assert re.match(r"^[A-Za-z_][\w.\[\]]*: ", str(error)), str(error)

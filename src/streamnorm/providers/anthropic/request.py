@@ -443,9 +443,11 @@ def _assistant_block(turn: Turn, part: Any, where: str) -> ContentBlock | None:
         text = part.get("text")
         if not isinstance(text, str):
             raise fail(f"{where}.text", "a string", text)
-        citations = part.get("citations")
+        citations = part.get("citations") or []
+        if not isinstance(citations, list):
+            raise fail(f"{where}.citations", "an array", citations)
         cache = _cache_of(part.get("cache_control"), f"{where}.cache_control")
-        return TextBlock(text, citations=tuple(citations or ()), cache=cache)
+        return TextBlock(text, citations=tuple(citations), cache=cache)
     if kind == "thinking" and set(part) <= {"type", "thinking", "signature"}:
         signature = part.get("signature")
         thinking = ThinkingBlock(str(part.get("thinking") or ""), signature)
@@ -546,7 +548,7 @@ def _decode_tool_choice(body: Fields) -> tuple[str | None, bool | None]:
         return None, None  # kept verbatim in extra
     disable = raw.get("disable_parallel_tool_use")
     parallel = None if not isinstance(disable, bool) else not disable
-    if kind in _CHOICES and "name" not in raw:
+    if isinstance(kind, str) and kind in _CHOICES and "name" not in raw:
         body.pop("tool_choice")
         return _CHOICES[kind], parallel
     if kind == "tool" and isinstance(raw.get("name"), str):

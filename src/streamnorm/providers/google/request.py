@@ -452,7 +452,9 @@ def _decode_tools(value: list[Any]) -> list[Tool | ProviderTool]:
     tools: list[Tool | ProviderTool] = []
     for i, raw in enumerate(value):
         tool = _camel(raw)
-        if not (isinstance(tool, dict) and set(tool) == {"functionDeclarations"}):
+        if not isinstance(tool, dict):
+            raise fail(f"tools[{i}]", "an object", raw)
+        if set(tool) != {"functionDeclarations"}:
             tools.append(ProviderTool(API, raw))
             continue
         declarations = tool["functionDeclarations"]
@@ -489,7 +491,7 @@ def _decode_choice(body: Fields) -> str | None:
     choice = None
     if isinstance(calling, dict):
         mode, names = calling.get("mode"), calling.get("allowedFunctionNames")
-        if set(calling) == {"mode"} and mode in _MODES:
+        if set(calling) == {"mode"} and isinstance(mode, str) and mode in _MODES:
             choice = _MODES[mode]
         elif (
             set(calling) == {"mode", "allowedFunctionNames"}

@@ -39,6 +39,7 @@ from ...request import (
     Tool,
     WireRequest,
 )
+from ..base import as_list
 from ..codecbase import (
     Fields,
     Turn,
@@ -343,8 +344,10 @@ def _assistant_message(turn: Turn, item: dict[str, Any], where: str) -> None:
         if part["type"] == "refusal":
             turn.add(TextBlock(part["refusal"], signature, refusal=True))
         else:
-            citations = tuple(part.get("annotations") or ())
-            turn.add(TextBlock(part["text"], signature, citations))
+            citations = part.get("annotations") or []
+            if not isinstance(citations, list):
+                raise fail(f"{where}.content.annotations", "an array", citations)
+            turn.add(TextBlock(part["text"], signature, tuple(citations)))
 
 
 def _text_part(part: Any) -> bool:
@@ -360,10 +363,11 @@ def _text_part(part: Any) -> bool:
 
 
 def _reasoning_block(turn: Turn, item: dict[str, Any]) -> None:
+    # The item itself is replayed verbatim; its text is read defensively.
     texts = [
         part.get("text")
         for field in ("summary", "content")
-        for part in (item.get(field) or ())
+        for part in as_list(item.get(field))
         if isinstance(part, dict) and isinstance(part.get("text"), str)
     ]
     text = "\n\n".join(str(t) for t in texts)
