@@ -223,3 +223,31 @@ def _genai_send(body: Mapping[str, Any]) -> Any:
     client.models.generate_content(model="gemini-2.5-flash", contents=contents, config=config)
     assert len(captured.bodies) == 1
     return captured.bodies[0]
+
+
+# ---------------------------------------------------------------------------
+# Damaging bodies
+
+#: Values of every JSON type, to put where another type belongs.
+JUNK: tuple[Any, ...] = (None, 1, "x", [], {}, [1], {"a": 1}, True, 2.5)
+
+
+def leaves(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """The path of every field and element below ``value``."""
+    out = [path] if path else []
+    items: Any = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    for key, item in items:
+        out.extend(leaves(item, (*path, key)))
+    return out
+
+
+def set_at(value: Any, path: tuple[Any, ...], new: Any) -> None:
+    for key in path[:-1]:
+        value = value[key]
+    value[path[-1]] = new

@@ -29,14 +29,17 @@ from streamnorm import (
 )
 
 from .request_support import (
+    JUNK,
     REQUESTS,
     body_id,
     genai_request,
     json_files,
+    leaves,
     load_json,
     request_path,
     sdk_send,
     sdk_validate,
+    set_at,
 )
 from .support import needs_fixtures
 
@@ -375,28 +378,6 @@ def test_sanitized_reencoding_keeps_every_rule(path: Any) -> None:
 # ---------------------------------------------------------------------------
 # Bad bodies
 
-_JUNK: tuple[Any, ...] = (None, 1, "x", [], {}, [1], {"a": 1}, True, 2.5)
-
-
-def _leaves(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [path] if path else []
-    items = (
-        value.items()
-        if isinstance(value, dict)
-        else enumerate(value)
-        if isinstance(value, list)
-        else ()
-    )
-    for key, item in items:
-        out.extend(_leaves(item, (*path, key)))
-    return out
-
-
-def _set(value: Any, path: tuple[Any, ...], new: Any) -> None:
-    for key in path[:-1]:
-        value = value[key]
-    value[path[-1]] = new
-
 
 @pytest.mark.parametrize("path", BODIES, ids=body_id)
 def test_a_damaged_body_raises_only_value_error(path: Any) -> None:
@@ -408,7 +389,7 @@ def test_a_damaged_body_raises_only_value_error(path: Any) -> None:
     for _ in range(25):
         damaged = copy.deepcopy(body)
         for _ in range(rng.randint(1, 3)):
-            _set(damaged, rng.choice(_leaves(damaged)), copy.deepcopy(rng.choice(_JUNK)))
+            set_at(damaged, rng.choice(leaves(damaged)), copy.deepcopy(rng.choice(JUNK)))
         try:
             request = decode_request(damaged, api, path=request_path(api))
             encode_request(request, api, sanitize=False)
