@@ -3,8 +3,11 @@ run bytes through the normalizer under a given chunking."""
 
 from __future__ import annotations
 
+import binascii
+import json
 import os
 import random
+import struct
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -116,3 +119,49 @@ def all_calls(blocks: Sequence[ContentBlock]) -> list[ToolCallBlock]:
     calls = [b for b in blocks if isinstance(b, ToolCallBlock)]
     assert len(calls) == len(blocks), blocks
     return calls
+
+
+# -- AWS event-stream frames (Bedrock), written independently of the decoder --
+
+
+def aws_frame(headers: dict[str, Any], payload: bytes = b"") -> bytes:
+    """One ``application/vnd.amazon.eventstream`` frame. Header values: bool,
+    int (int32), bytes, str, or ``(type_byte, raw_value_bytes)`` for any
+    other type."""
+    block = bytearray()
+    for name, value in headers.items():
+        raw = name.encode()
+        block += bytes([len(raw)]) + raw
+        if isinstance(value, tuple):
+            block += bytes([value[0]]) + value[1]
+        elif isinstance(value, bool):
+            block += b"\x00" if value else b"\x01"
+        elif isinstance(value, int):
+            block += b"\x04" + struct.pack(">i", value)
+        else:
+            data = value.encode() if isinstance(value, str) else value
+            block += (b"\x07" if isinstance(value, str) else b"\x06") + struct.pack(">H", len(data))
+            block += data
+    total = 16 + len(block) + len(payload)
+    prelude = struct.pack(">II", total, len(block))
+    head = prelude + struct.pack(">I", binascii.crc32(prelude)) + bytes(block) + payload
+    return head + struct.pack(">I", binascii.crc32(head))
+
+
+def aws_event(event_type: str, payload: dict[str, Any]) -> bytes:
+    """An event frame with a JSON payload, as Bedrock sends them."""
+    headers = {
+        ":event-type": event_type,
+        ":content-type": "application/json",
+        ":message-type": "event",
+    }
+    return aws_frame(headers, json.dumps(payload).encode())
+
+
+def aws_frame_ends(data: bytes) -> list[int]:
+    """The offsets where the frames of ``data`` end (from the total lengths)."""
+    ends, pos = [], 0
+    while pos < len(data):
+        pos += int.from_bytes(data[pos : pos + 4], "big")
+        ends.append(pos)
+    return ends

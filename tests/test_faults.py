@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import json
 import random
 import sys
@@ -45,10 +46,14 @@ from streamnorm.sse import SSEDecoder
 from .support import api_of, fixture_id, fixture_paths, load, needs_fixtures, run_bytes, terminal
 
 ALL = fixture_paths()
-#: Fixtures below this size are cut at every byte offset, larger ones at
-#: SAMPLED_OFFSETS random offsets (seeded by the file name).
-EVERY_OFFSET_BELOW = 20 * 1024
-SAMPLED_OFFSETS = 500
+#: Every fixture is cut around every SSE event boundary (the bytes where a
+#: cut changes what counts as received), at one seeded offset inside each
+#: event, and at SAMPLED_OFFSETS further seeded offsets anywhere; the seeds
+#: are the file name, so the offsets are the same on every run.
+BOUNDARY_SPREAD = (-2, -1, 0, 1, 2)
+SAMPLED_OFFSETS = 200
+#: Cuts per fixture also run from scratch, to check the shortcut below.
+DIRECT_CUTS = 20
 
 
 # --------------------------------------------------------------------------
@@ -143,8 +148,7 @@ def _complete(data: str) -> bool:
 _TAIL_EVENTS = (BlockEnd, NormalizationError, ToolCallDelta, UsageUpdate)
 
 
-def _check_cut(data: bytes, api: str, ref: _Reference, cut: int) -> None:
-    events = run_bytes(data[:cut], api)
+def _check_cut(data: bytes, api: str, ref: _Reference, cut: int, events: list[Event]) -> None:
     end = terminal(events)
     k = ref.complete_blocks(data, cut)
     expected = ref.events[: ref.counts[k]]
@@ -165,11 +169,31 @@ def _check_cut(data: bytes, api: str, ref: _Reference, cut: int) -> None:
             assert e.block.error == "incomplete", f"cut {cut}: an open tool call looks whole"
 
 
-def _offsets(path: Path, size: int) -> list[int]:
-    if size < EVERY_OFFSET_BELOW:
-        return list(range(size + 1))
+def _offsets(path: Path, ref: _Reference, size: int) -> list[int]:
     rng = random.Random(path.name)
-    return sorted({0, size, *rng.sample(range(size), SAMPLED_OFFSETS)})
+    cuts = {0, size, *rng.sample(range(size), min(size, SAMPLED_OFFSETS))}
+    start = 0
+    for end in ref.ends:
+        cuts.update(end + d for d in BOUNDARY_SPREAD)
+        if end - start > 1:
+            cuts.add(rng.randrange(start + 1, end))
+        start = end
+    return sorted(c for c in cuts if 0 <= c <= size)
+
+
+def _cut_streams(data: bytes, api: str, cuts: list[int]) -> Iterator[tuple[int, list[Event]]]:
+    """``(cut, events of data[:cut] then end of input)`` for each cut, in
+    order. The bytes are fed once; each cut's end of input is a copy of the
+    normalizer at that point, flushed. By chunk invariance (tests/test_fixtures)
+    this is what ``run_bytes(data[:cut])`` gives, at O(size + cuts × state)
+    instead of O(size × cuts)."""
+    normalizer = StreamNormalizer(api)
+    events: list[Event] = []
+    fed = 0
+    for cut in cuts:
+        events += normalizer.feed(data[fed:cut])
+        fed = cut
+        yield cut, events + copy.deepcopy(normalizer).flush()
 
 
 @needs_fixtures
@@ -179,8 +203,12 @@ def test_truncation_at_every_offset(path: Path) -> None:
     api = api_of(path)
     ref = _Reference(data, api)
     assert ref.events == run_bytes(data, api)[: len(ref.events)]
-    for cut in _offsets(path, len(data)):
-        _check_cut(data, api, ref, cut)
+    cuts = _offsets(path, ref, len(data))
+    direct = set(random.Random(path.name).sample(cuts, min(len(cuts), DIRECT_CUTS)))
+    for cut, events in _cut_streams(data, api, cuts):
+        if cut in direct:  # the copy-and-flush shortcut agrees with a fresh run
+            assert events == run_bytes(data[:cut], api), f"cut {cut}"
+        _check_cut(data, api, ref, cut, events)
 
 
 def test_reference_counts_a_final_event_without_its_blank_line() -> None:

@@ -315,3 +315,17 @@ def test_argument_bytes_kept_as_generated() -> None:
     )
     assert out.calls[0].arguments == args
     assert list(json.loads(args)) == ["z", "a", "m"]
+
+
+def test_every_dialect_is_one_row_of_the_table() -> None:
+    from streamnorm.inline import DIALECTS
+    from streamnorm.inline.registry import _by_name
+
+    assert parser_names() == [d.name for d in DIALECTS]
+    for dialect in DIALECTS:
+        options = {"open": "<c>", "close": "</c>"} if dialect.name == "delimited" else {}
+        for key in (dialect.name, *dialect.aliases):
+            parser = get_parser(key, **options)
+            assert isinstance(parser, ToolCallParser), key
+    with pytest.raises(ValueError, match="'hermes' listed twice"):
+        _by_name((DIALECTS[2], DIALECTS[2]))

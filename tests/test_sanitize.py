@@ -9,7 +9,7 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import pytest
 
@@ -47,6 +47,7 @@ from .sanitize_support import (
     result,
     tool_calls,
 )
+from .support import FIXTURES, needs_fixtures
 
 SENTINEL = "skip_thought_signature_validator"
 PLAIN = re.compile(r"[a-zA-Z0-9_-]{1,64}")
@@ -373,12 +374,50 @@ def test_21_gemini_same_model_bad_signature() -> None:
 
 
 def test_21b_gemini_signature_shapes() -> None:
-    for bad in ("", "abc", "ab==c===", "a b=", "ab_-"):
+    # Either alphabet, one per signature: "ab_-" (URL-safe) was refused before.
+    for bad in ("", "abc", "ab==c===", "a b=", "a+b-", "ab/_", "ab=-"):
         h = [gemini(TextBlock("t", bad))]
         assert only_turn(sanitize(h, "google", "gemini-2.5-flash")).content == (TextBlock("t"),)
-    for good in ("abcd", "ab+/", "abc=", "ab=="):
+        assert validate_history_for_target(h, "google", "gemini-2.5-flash") != []
+    for good in ("abcd", "ab+/", "abc=", "ab==", "ab_-", "a-_="):
         h = [gemini(TextBlock("t", good))]
         assert sanitize(h, "google", "gemini-2.5-flash") == h
+        assert validate_history_for_target(h, "google", "gemini-2.5-flash") == []
+
+
+def _request_signatures(value: object) -> Iterator[str]:
+    """Every ``thoughtSignature`` / ``thought_signature`` in a request body."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k in ("thoughtSignature", "thought_signature") and isinstance(v, str):
+                yield v
+            else:
+                yield from _request_signatures(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _request_signatures(v)
+
+
+@needs_fixtures
+def test_21c_real_url_safe_signatures_kept_verbatim() -> None:
+    """Real Gemini requests send signatures back URL-safe: same issuer, they
+    are kept exactly as received and pass validation (Gemini 3 included)."""
+    sigs = [
+        sig
+        for path in sorted((FIXTURES / "requests" / "google-generative-ai").glob("*.json"))
+        for sig in _request_signatures(json.loads(path.read_text()))
+    ]
+    url_safe = [s for s in sigs if set(s) & set("-_")]
+    assert len(url_safe) >= 10 and len(sigs) > len(url_safe)
+    for model in ("gemini-2.5-flash", "gemini-3-pro-preview"):
+        turn = gemini(
+            *(call(f"c{k}", signature=sig) for k, sig in enumerate(sigs)),
+            TextBlock("done", sigs[0]),
+            model=model,
+        )
+        h: list[Message] = [turn, *(result(f"c{k}") for k in range(len(sigs)))]
+        assert sanitize(h, "google", model) == h
+        assert validate_history_for_target(h, "google", model) == []
 
 
 def test_22_responses_reasoning_without_encrypted_content() -> None:

@@ -1,6 +1,13 @@
 """streamnorm: one canonical event stream for every LLM streaming API."""
 
 from .apis import APIS, resolve_api
+from .codec import (
+    decode_request,
+    decode_response,
+    detect_response_api,
+    encode_request,
+    validate_request_body,
+)
 from .encoder import StreamEncoder, aencode_stream, encode_response, encode_stream
 from .events import (
     BlockEnd,
@@ -14,11 +21,13 @@ from .events import (
     ThinkingDelta,
     ToolCallDelta,
     UsageUpdate,
+    event_from_dict,
 )
 from .inline import NormalizingStream, ParserOutput, ToolCallParser, get_parser
 from .messages import (
     AssistantMessage,
     ContentBlock,
+    DocumentBlock,
     ImageBlock,
     Message,
     ProviderBlock,
@@ -28,12 +37,14 @@ from .messages import (
     ToolCallBlock,
     ToolResultMessage,
     Usage,
+    UserContent,
     UserMessage,
     block_from_dict,
     message_from_dict,
 )
 from .normalizer import StreamNormalizer, anormalize, normalize
 from .partial_json import parse_partial_json
+from .request import ProviderTool, Reasoning, Request, ResponseFormat, Tool, WireRequest
 from .sanitize import sanitize_messages_for_target, validate_history_for_target
 
 __all__ = [
@@ -41,6 +52,7 @@ __all__ = [
     "AssistantMessage",
     "BlockEnd",
     "ContentBlock",
+    "DocumentBlock",
     "Done",
     "Error",
     "Event",
@@ -51,6 +63,10 @@ __all__ = [
     "ParserOutput",
     "PromptProgress",
     "ProviderBlock",
+    "ProviderTool",
+    "Reasoning",
+    "Request",
+    "ResponseFormat",
     "Start",
     "StopReason",
     "StreamEncoder",
@@ -59,18 +75,26 @@ __all__ = [
     "TextDelta",
     "ThinkingBlock",
     "ThinkingDelta",
+    "Tool",
     "ToolCallBlock",
     "ToolCallDelta",
     "ToolCallParser",
     "ToolResultMessage",
     "Usage",
     "UsageUpdate",
+    "UserContent",
     "UserMessage",
+    "WireRequest",
     "aencode_stream",
     "anormalize",
     "block_from_dict",
+    "decode_request",
+    "decode_response",
+    "detect_response_api",
+    "encode_request",
     "encode_response",
     "encode_stream",
+    "event_from_dict",
     "get_parser",
     "message_from_dict",
     "normalize",
@@ -78,4 +102,5 @@ __all__ = [
     "resolve_api",
     "sanitize_messages_for_target",
     "validate_history_for_target",
+    "validate_request_body",
 ]

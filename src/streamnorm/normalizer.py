@@ -22,8 +22,9 @@ from . import _json
 from .apis import resolve_api
 from .builder import MessageBuilder
 from .events import Event
+from .eventstream import EventStreamDecoder, EventStreamError, looks_like_event_stream
 from .messages import AssistantMessage, StopReason, Usage
-from .providers import DECODERS, Decoder, detect_api
+from .providers import DECODERS, Decoder, detect_api, detect_frame_api
 from .providers.base import as_dict, as_str
 from .sse import RawEvent, SSEDecoder, SSELimitError
 
@@ -77,6 +78,9 @@ class StreamNormalizer:
         self._max_json_depth = max_json_depth
         self._parse = _json.fast_parser(max_json_depth)
         self._sse = SSEDecoder(max_line_bytes=max_event_bytes)
+        self._max_event_bytes = max_event_bytes
+        # AWS event-stream framing, for the Bedrock APIs (binary, not SSE).
+        self._frames: EventStreamDecoder | None = None
         self._bytes = 0
         self._head = bytearray()
         self._payloads = 0
@@ -85,6 +89,8 @@ class StreamNormalizer:
         self._decoder: Decoder | None = None
         if self._api != "auto":
             self._bind(self._api)
+            if getattr(DECODERS[self._api], "framing", "sse") == "eventstream":
+                self._frames = EventStreamDecoder(max_frame_bytes=max_event_bytes)
 
     # ------------------------------------------------------------------
 
@@ -120,20 +126,54 @@ class StreamNormalizer:
             chunk = chunk[: limit - self._bytes]
         self._bytes += len(chunk)
         if self._payloads == 0 and len(self._head) < _HEAD_BYTES:
+            if (
+                not self._head
+                and self._api == "auto"
+                and looks_like_event_stream(chunk[:1]) is not False
+            ):
+                self._frames = EventStreamDecoder(max_frame_bytes=self._max_event_bytes)
             self._head += chunk[: _HEAD_BYTES - len(self._head)]
+        if self._frames is not None:
+            self._feed_frames(bytes(chunk))
+        else:
+            self._feed_sse(bytes(chunk))
+        if over and not self.closed:
+            self._fail_limit(
+                "max_stream_bytes", f"the stream exceeded max_stream_bytes ({limit} bytes)"
+            )
+        return self._drain()
+
+    def _feed_sse(self, chunk: bytes) -> None:
         try:
-            self._interpret_all(self._sse.feed_raw(bytes(chunk)))
+            self._interpret_all(self._sse.feed_raw(chunk))
         except SSELimitError as exc:
             self._interpret_all(exc.events)
             what = "a line" if exc.part == "line" else "the data of one event"
             self._fail_limit(
                 "max_event_bytes", f"{what} exceeded max_event_bytes ({exc.value} bytes)"
             )
-        if over and not self.closed:
-            self._fail_limit(
-                "max_stream_bytes", f"the stream exceeded max_stream_bytes ({limit} bytes)"
-            )
-        return self._drain()
+
+    def _feed_frames(self, chunk: bytes) -> None:
+        """An AWS event stream: frames instead of SSE events, the same loop."""
+        assert self._frames is not None
+        try:
+            frames = self._frames.feed_raw(chunk)
+        except EventStreamError as exc:
+            self._interpret_frames(exc.messages)  # type: ignore[arg-type]  # feed_raw's
+            self._frames_failed(exc)
+            return
+        self._interpret_frames(frames)
+
+    def _interpret_frames(self, frames: list[RawEvent]) -> None:
+        if self._decoder is None and frames:
+            self._bind(detect_frame_api(frames[0][0]))
+        self._interpret_all(frames)
+
+    def _frames_failed(self, exc: EventStreamError) -> None:
+        if exc.kind == "limit":
+            self._fail_limit("max_event_bytes", f"{exc} (max_event_bytes)")
+        else:
+            self._ensure_builder().fail(exc.kind, str(exc))
 
     def flush(self) -> list[Event]:
         """End of input: returns the final events, exactly one terminal."""
@@ -167,6 +207,12 @@ class StreamNormalizer:
         """No more bytes: a final block without its blank line counts when
         its data is complete (DESIGN.md §5)."""
         if self.closed:
+            return
+        if self._frames is not None:
+            try:
+                self._frames.flush()
+            except EventStreamError as exc:
+                self._frames_failed(exc)
             return
         for event in self._sse.flush():
             if self.closed:

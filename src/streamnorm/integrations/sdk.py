@@ -33,6 +33,7 @@ dropped or renamed cannot come back, so prefer the raw bytes when you can.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any
@@ -105,6 +106,32 @@ def aiter_events(
     return anormalize(chunks, api, raise_source_errors=raise_source_errors, **options)
 
 
+def _model_json(model: Any) -> Any:
+    """A pydantic model as the JSON the wire carried.
+
+    pydantic writes ``bytes`` fields (google-genai's ``thought_signature``,
+    inline data) in URL-safe base64, while the API sends them in the standard
+    alphabet: the signature would no longer equal the one read from the raw
+    bytes. Bytes are written back in the standard alphabet; everything else is
+    pydantic's JSON form. Cost: two dumps and one walk, linear in the chunk.
+    """
+    data = model.model_dump(mode="json", by_alias=True, exclude_none=True, warnings=False)
+    native = model.model_dump(mode="python", by_alias=True, exclude_none=True, warnings=False)
+    return _standard_base64(data, native)
+
+
+def _standard_base64(data: Any, native: Any) -> Any:
+    """``data`` with every value that is ``bytes`` in ``native`` (the same
+    tree in pydantic's python form) base64-encoded in the standard alphabet."""
+    if isinstance(native, (bytes, bytearray)):
+        return base64.b64encode(native).decode("ascii")
+    if isinstance(data, dict) and isinstance(native, dict):
+        return {k: _standard_base64(v, native.get(k)) for k, v in data.items()}
+    if isinstance(data, list) and isinstance(native, (list, tuple)) and len(data) == len(native):
+        return [_standard_base64(v, n) for v, n in zip(data, native, strict=True)]
+    return data
+
+
 def _chunk_to_sse(chunk: Any) -> bytes:
     """One parsed chunk (pydantic model, dict, or JSON text) as an SSE event."""
     if isinstance(chunk, (bytes, bytearray)):
@@ -114,8 +141,7 @@ def _chunk_to_sse(chunk: Any) -> bytes:
     elif isinstance(chunk, dict):
         text = json.dumps(chunk, ensure_ascii=False, separators=(",", ":"))
     elif callable(getattr(chunk, "model_dump", None)):
-        data = chunk.model_dump(mode="json", by_alias=True, warnings=False)
-        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(_model_json(chunk), ensure_ascii=False, separators=(",", ":"))
     elif callable(getattr(chunk, "to_dict", None)):
         text = json.dumps(chunk.to_dict(), ensure_ascii=False, separators=(",", ":"))
     else:

@@ -6,17 +6,21 @@ from typing import Any
 
 from .anthropic import AnthropicDecoder
 from .base import Decoder
+from .bedrock_converse import BedrockConverseDecoder
+from .bedrock_invoke import BedrockInvokeDecoder
 from .google import GoogleDecoder
 from .openai_completions import OpenAICompletionsDecoder
 from .openai_responses import OpenAIResponsesDecoder
 
-__all__ = ["DECODERS", "Decoder", "detect_api"]
+__all__ = ["DECODERS", "Decoder", "detect_api", "detect_frame_api"]
 
 DECODERS: dict[str, type[Decoder]] = {
     AnthropicDecoder.api: AnthropicDecoder,
     GoogleDecoder.api: GoogleDecoder,
     OpenAICompletionsDecoder.api: OpenAICompletionsDecoder,
     OpenAIResponsesDecoder.api: OpenAIResponsesDecoder,
+    BedrockConverseDecoder.api: BedrockConverseDecoder,
+    BedrockInvokeDecoder.api: BedrockInvokeDecoder,
 }
 
 _ANTHROPIC_TYPES = frozenset(
@@ -49,3 +53,10 @@ def detect_api(payload: dict[str, Any]) -> str | None:
     if "error" in payload:
         return "error"
     return None
+
+
+def detect_frame_api(name: str) -> str:
+    """The wire API of an AWS event stream from the name of its first frame:
+    Invoke streams send ``chunk`` events, Converse streams the members of
+    ``ConverseStreamOutput`` (an exception first counts as Converse)."""
+    return BedrockInvokeDecoder.api if name == "chunk" else BedrockConverseDecoder.api
