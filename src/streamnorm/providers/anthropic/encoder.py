@@ -42,6 +42,7 @@ from ..wire_writer import (
     frame,
     issuer_of,
     raw_stop,
+    turn_signatures,
 )
 
 __all__ = ["AnthropicEncoder", "encode_response"]
@@ -117,21 +118,6 @@ def start_shape(block: ContentBlock, carrier: Carrier) -> dict[str, Any] | None:
     if block.api == API:
         return dict(block.data)
     return None
-
-
-def turn_signatures(
-    blocks: list[tuple[int, ContentBlock]], carrier: Carrier
-) -> list[list[Any]] | None:
-    """``[position, kind, signature]`` of the foreign text and tool-call
-    signatures among ``blocks`` (wire position, block), or None."""
-    if not carrier.foreign:
-        return None
-    entries: list[list[Any]] = []
-    for position, block in blocks:
-        if isinstance(block, (TextBlock, ToolCallBlock)) and block.signature:
-            kind = "text" if isinstance(block, TextBlock) else "toolcall"
-            entries.append([position, kind, block.signature])
-    return entries or None
 
 
 def encode_response(message: AssistantMessage, *, model: str | None = None) -> dict[str, Any]:
