@@ -154,18 +154,22 @@ class _Wire:
 
     __slots__ = ("closed", "id", "index", "kind", "name", "pending", "prefix", "sent", "streaming")
 
+    # ``sent`` keeps the fragments streamed so far (references, not copies):
+    # the scanner that judged them is past the fragment that broke the
+    # prefix, so the closing characters are found by scanning them again,
+    # once, and only for a call that broke.
+
     def __init__(self, index: int, kind: str) -> None:
         self.index = index  # the wire index, once started (-1 before)
         self.kind = kind
         self.closed = False  # stopped on the wire (ended, or stopped early)
         # Tool calls: identity, fragments held until id and name are known,
-        # the strict-prefix scanner of what was sent and the scanner before
-        # the fragment that broke it.
+        # the strict-prefix scanner and the fragments it accepted.
         self.id: str | None = None
         self.name = ""
         self.pending: list[str] = []
         self.prefix = StrictPrefix()
-        self.sent = self.prefix
+        self.sent: list[str] = []
         self.streaming = True
 
 
@@ -332,13 +336,13 @@ class AnthropicEncoder(WireEncoder):
         for fragment in wire.pending:
             if not wire.streaming:
                 break
-            before = wire.prefix.copy()
             if wire.prefix.feed(fragment):
+                wire.sent.append(fragment)
                 out += self._delta(
                     wire.index, {"type": "input_json_delta", "partial_json": fragment}
                 )
             else:
-                wire.streaming, wire.sent = False, before
+                wire.streaming = False
         wire.pending = []
         return out
 
@@ -393,7 +397,9 @@ class AnthropicEncoder(WireEncoder):
         if wire.closed:
             return out
         if not wire.streaming:
-            closing = wire.sent.closing()
+            scanner = StrictPrefix()
+            scanner.feed("".join(wire.sent))
+            closing = scanner.closing()
             if closing:
                 out += self._delta(
                     wire.index, {"type": "input_json_delta", "partial_json": closing}
