@@ -18,6 +18,7 @@ from ._frozen import new, twin
 from .messages import (
     AssistantMessage,
     ContentBlock,
+    DocumentBlock,
     ImageBlock,
     StopReason,
     Usage,
@@ -354,8 +355,10 @@ def _block(d: Mapping[str, Any]) -> ContentBlock:
         block = block_from_dict(_field(d, "block"))
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"block_end event: bad block ({exc!r})") from None
-    if isinstance(block, ImageBlock):
-        raise ValueError("block_end event: an image block is never part of an assistant turn")
+    if isinstance(block, (ImageBlock, DocumentBlock)):
+        raise ValueError(
+            "block_end event: an image or document block is never part of an assistant turn"
+        )
     return block
 
 
@@ -363,9 +366,20 @@ def _tool_call_delta(d: Mapping[str, Any]) -> ToolCallDelta:
     event = ToolCallDelta(
         _field(d, "index"), d.get("id"), _field(d, "name"), _field(d, "raw_json_delta")
     )
-    if "partial_args" in d:  # the preview as the sender read it, not re-derived from one delta
-        object.__setattr__(event, "_cache", dict(d["partial_args"]))
+    ops = d.get("ops")
+    if isinstance(ops, list):  # what the delta changed, as the sender read it
+        object.__setattr__(event, "_ops", tuple(_args_op(op) for op in ops))
     return event
+
+
+def _args_op(d: Any) -> ArgsOp:
+    try:
+        op, path, value = d["op"], d["path"], d["value"]
+    except (KeyError, TypeError):
+        raise ValueError(f"toolcall_delta event: bad op {d!r}") from None
+    if op not in ("set", "append") or not isinstance(path, list):
+        raise ValueError(f"toolcall_delta event: bad op {d!r}")
+    return ArgsOp(op, tuple(path), value)
 
 
 _FROM_DICT: dict[str, Callable[[Mapping[str, Any]], Event]] = {
