@@ -1212,7 +1212,7 @@ def _options(rng: Rng) -> dict[str, Any]:
     elif r < 0.10:
         options["max_json_depth"] = rng.choice((0, 1, 2, 3, 5))
     elif r < 0.12:
-        options["choice"] = rng.choice((1, 2, -1))
+        options["choice"] = rng.choice((1, 2, 5))
     return options
 
 

@@ -34,6 +34,7 @@ import pytest
 
 from streamnorm import Done, Error, Event, Start
 from streamnorm import samples as sample_streams
+from streamnorm.apis import ApiName
 from streamnorm.normalizer import normalize
 
 from .support import FIXTURES, needs_fixtures
@@ -241,7 +242,9 @@ TIMED_OUT = r"timed? ?out"
 
 
 @pytest.mark.parametrize(("api", "name"), cases())
-def test_httpx_sync_streams_equal_in_memory_result(server: _Server, api: str, name: str) -> None:
+def test_httpx_sync_streams_equal_in_memory_result(
+    server: _Server, api: ApiName, name: str
+) -> None:
     with (
         httpx.Client(timeout=TIMEOUT) as client,
         client.stream("POST", server.url("chunked", api, name), json={"stream": True}) as r,
@@ -264,7 +267,7 @@ def test_httpx_sync_other_framings(server: _Server, mode: str) -> None:
 
 @pytest.mark.parametrize(("api", "name"), cases())
 async def test_httpx_async_streams_equal_in_memory_result(
-    server: _Server, api: str, name: str
+    server: _Server, api: ApiName, name: str
 ) -> None:
     async with (
         httpx.AsyncClient(timeout=TIMEOUT) as client,
@@ -401,7 +404,9 @@ def _aiohttp_session(sock_read: float = TIMEOUT) -> Any:
 
 
 @pytest.mark.parametrize(("api", "name"), cases())
-async def test_aiohttp_streams_equal_in_memory_result(server: _Server, api: str, name: str) -> None:
+async def test_aiohttp_streams_equal_in_memory_result(
+    server: _Server, api: ApiName, name: str
+) -> None:
     async with (
         _aiohttp_session() as session,
         session.post(server.url("chunked", api, name), json={}) as r,
@@ -478,7 +483,7 @@ async def test_aiohttp_read_timeout_raises_when_asked(server: _Server) -> None:
 
 
 @pytest.mark.parametrize(("api", "name"), cases())
-def test_requests_streams_equal_in_memory_result(server: _Server, api: str, name: str) -> None:
+def test_requests_streams_equal_in_memory_result(server: _Server, api: ApiName, name: str) -> None:
     with requests.post(
         server.url("chunked", api, name), json={}, stream=True, timeout=TIMEOUT
     ) as r:
@@ -616,7 +621,7 @@ def _file(api: str, which: str) -> str:
 @needs_openai
 @pytest.mark.parametrize("which", _names())
 def test_openai_sdk_chat_completions_with_streaming_response(server: _Server, which: str) -> None:
-    api = "openai-completions"
+    api: ApiName = "openai-completions"
     name = _file(api, which)
     client = _openai(server, "chunked", api, name)
     with client.chat.completions.with_streaming_response.create(
@@ -884,7 +889,7 @@ def _data_lines(data: bytes) -> list[str]:
 
 
 @pytest.mark.parametrize("api", list(STREAMS))
-def test_chunk_events_from_dicts_and_json_text(api: str) -> None:
+def test_chunk_events_from_dicts_and_json_text(api: ApiName) -> None:
     data = source_bytes(api, "sample")
     reference = view(list(normalize([data])))
     texts = _data_lines(data)

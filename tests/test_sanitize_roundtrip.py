@@ -78,7 +78,9 @@ def check(history: list[Message], provider: str, api: str, model: str) -> list[M
 def normalized(path: Path) -> AssistantMessage:
     from streamnorm import Done, Error, normalize
 
-    events = list(normalize([path.read_bytes()], api=path.parent.name))
+    from .support import api_of
+
+    events = list(normalize([path.read_bytes()], api=api_of(path)))
     end = events[-1]
     assert isinstance(end, (Done, Error))
     return end.message

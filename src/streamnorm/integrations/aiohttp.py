@@ -13,23 +13,26 @@ it arrives, decompressed.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..apis import ApiName
 from ..events import Event
 from ..normalizer import anormalize
+from ..options import NormalizerOptions
 
 if TYPE_CHECKING:
     import aiohttp
+    from typing_extensions import Unpack
 
 __all__ = ["aiter_events"]
 
 
 def aiter_events(
     response: aiohttp.ClientResponse,
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     raise_source_errors: bool = False,
-    **options: Any,
+    **options: Unpack[NormalizerOptions],
 ) -> AsyncIterator[Event]:
     """Canonical events of an ``aiohttp.ClientResponse``.
 

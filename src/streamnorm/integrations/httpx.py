@@ -16,23 +16,26 @@ in whatever pieces the network delivers.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..apis import ApiName
 from ..events import Event
 from ..normalizer import anormalize, normalize
+from ..options import NormalizerOptions
 
 if TYPE_CHECKING:
     import httpx
+    from typing_extensions import Unpack
 
 __all__ = ["aiter_events", "iter_events"]
 
 
 def iter_events(
     response: httpx.Response,
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     raise_source_errors: bool = False,
-    **options: Any,
+    **options: Unpack[NormalizerOptions],
 ) -> Iterator[Event]:
     """Canonical events of a streamed ``httpx.Response`` (sync client).
 
@@ -46,10 +49,10 @@ def iter_events(
 
 def aiter_events(
     response: httpx.Response,
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     raise_source_errors: bool = False,
-    **options: Any,
+    **options: Unpack[NormalizerOptions],
 ) -> AsyncIterator[Event]:
     """Canonical events of a streamed ``httpx.Response`` (``AsyncClient``)."""
     return anormalize(

@@ -18,11 +18,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..apis import ApiName
 from ..events import Event
 from ..normalizer import normalize
+from ..options import NormalizerOptions
 
 if TYPE_CHECKING:
     import requests
+    from typing_extensions import Unpack
 
 __all__ = ["iter_events"]
 
@@ -31,10 +34,10 @@ _READ_SIZE = 64 * 1024
 
 def iter_events(
     response: requests.Response,
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     raise_source_errors: bool = False,
-    **options: Any,
+    **options: Unpack[NormalizerOptions],
 ) -> Iterator[Event]:
     """Canonical events of a ``requests.Response`` opened with ``stream=True``.
 
@@ -50,7 +53,11 @@ def iter_events(
 def _body(response: requests.Response) -> Iterator[bytes]:
     raw = response.raw
     read1 = getattr(raw, "read1", None)
-    if response._content_consumed or read1 is None or getattr(raw, "chunked", True):
+    if (
+        getattr(response, "_content_consumed", False)
+        or read1 is None
+        or getattr(raw, "chunked", True)
+    ):
         for chunk in response.iter_content(chunk_size=None):
             if isinstance(chunk, bytes):
                 yield chunk
@@ -83,4 +90,4 @@ def _read1_chunks(response: requests.Response, read1: Any) -> Iterator[bytes]:
         raise RequestsConnectionError(exc) from exc
     except SSLError as exc:
         raise RequestsSSLError(exc) from exc
-    response._content_consumed = True
+    setattr(response, "_content_consumed", True)  # noqa: B010  # as iter_content leaves it

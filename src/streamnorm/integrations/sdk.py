@@ -36,10 +36,15 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..apis import ApiName
 from ..events import Event
 from ..normalizer import anormalize, normalize
+from ..options import NormalizerOptions
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["aiter_chunk_events", "aiter_events", "iter_chunk_events", "iter_events"]
 
@@ -76,10 +81,10 @@ def _async_bytes(raw: Any) -> AsyncIterable[bytes] | Iterable[bytes]:
 
 def iter_events(
     raw_response: Any,
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     raise_source_errors: bool = False,
-    **options: Any,
+    **options: Unpack[NormalizerOptions],
 ) -> Iterator[Event]:
     """Canonical events of an SDK raw streaming response (sync client).
 
@@ -96,10 +101,10 @@ def iter_events(
 
 def aiter_events(
     raw_response: Any,
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     raise_source_errors: bool = False,
-    **options: Any,
+    **options: Unpack[NormalizerOptions],
 ) -> AsyncIterator[Event]:
     """Canonical events of an SDK raw streaming response (async client)."""
     chunks = _async_bytes(raw_response)
@@ -165,11 +170,11 @@ async def _asse_from_chunks(chunks: AsyncIterable[Any], done_marker: bool) -> As
 
 def iter_chunk_events(
     chunks: Iterable[Any],
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     done_marker: bool = False,
     raise_source_errors: bool = False,
-    **options: Any,
+    **options: Unpack[NormalizerOptions],
 ) -> Iterator[Event]:
     """Canonical events from already-parsed stream chunks.
 
@@ -194,11 +199,11 @@ def iter_chunk_events(
 
 def aiter_chunk_events(
     chunks: AsyncIterable[Any],
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     done_marker: bool = False,
     raise_source_errors: bool = False,
-    **options: Any,
+    **options: Unpack[NormalizerOptions],
 ) -> AsyncIterator[Event]:
     """Async twin of :func:`iter_chunk_events`."""
     return anormalize(
