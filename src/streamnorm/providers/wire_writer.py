@@ -135,7 +135,7 @@ class WireEncoder:
         provider: str | None = None,
     ) -> None:
         self.model = model
-        self.provider = provider
+        self.provider = provider  # the host the events came from (envelope issuer)
         self.response_id = response_id
         self.created = created
         self.source_api = self.api
