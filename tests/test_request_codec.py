@@ -1022,3 +1022,31 @@ def test_gemini_cached_content_strips_what_it_holds() -> None:
 def test_gemini_needs_a_model() -> None:
     with pytest.raises(ValueError, match=r"^model"):
         encode_request(Request(None, (UserMessage("q"),)), "gemini")
+
+
+def test_headers_that_change_the_meaning_are_kept_for_their_api() -> None:
+    body = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 5,
+        "messages": [{"role": "user", "content": "q"}],
+    }
+    sent = {
+        "Anthropic-Beta": "interleaved-thinking-2025-05-14",
+        "anthropic-version": "2023-06-01",
+        "x-api-key": "secret",
+        "Authorization": "Bearer secret",
+    }
+    request = decode_request(body, "anthropic", headers=sent)
+    assert request.headers == {
+        "anthropic-messages": {
+            "anthropic-beta": "interleaved-thinking-2025-05-14",
+            "anthropic-version": "2023-06-01",
+        }
+    }
+    assert "secret" not in json.dumps(request.to_dict())
+    assert (
+        encode_request(request, "anthropic").headers["anthropic-beta"]
+        == "interleaved-thinking-2025-05-14"
+    )
+    assert "anthropic-beta" not in encode_request(request, "openai-responses").headers
+    assert Request.from_dict(request.to_dict()) == request
