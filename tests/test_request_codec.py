@@ -1050,3 +1050,41 @@ def test_headers_that_change_the_meaning_are_kept_for_their_api() -> None:
     )
     assert "anthropic-beta" not in encode_request(request, "openai-responses").headers
     assert Request.from_dict(request.to_dict()) == request
+
+
+def test_documents_in_every_api() -> None:
+    pdf = DocumentBlock("application/pdf", "JVBE", name="a.pdf")
+    linked = DocumentBlock("application/pdf", url="https://example.com/b.pdf")
+    messages = [UserMessage((pdf, linked))]
+    a = encoded("anthropic-messages", messages=messages).body["messages"][0]["content"]
+    assert a[0] == {
+        "type": "document",
+        "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBE"},
+        "title": "a.pdf",
+    }
+    assert a[1]["source"] == {"type": "url", "url": "https://example.com/b.pdf"}
+    r = encoded("openai-responses", messages=messages).body["input"][0]["content"]
+    assert r == [
+        {
+            "type": "input_file",
+            "file_data": "data:application/pdf;base64,JVBE",
+            "filename": "a.pdf",
+        },
+        {"type": "input_file", "file_url": "https://example.com/b.pdf"},
+    ]
+    c = encoded("openai-completions", messages=messages).body["messages"][0]["content"]
+    assert c[0] == {
+        "type": "file",
+        "file": {"file_data": "data:application/pdf;base64,JVBE", "filename": "a.pdf"},
+    }
+    assert c[1] == {"type": "text", "text": "[document: https://example.com/b.pdf]"}
+    g = encoded("gemini", messages=messages).body["contents"][0]["parts"]
+    assert g[1] == {
+        "fileData": {"mimeType": "application/pdf", "fileUri": "https://example.com/b.pdf"}
+    }
+    for api in APIS:
+        back = decode_request(
+            encoded(api, messages=messages).body, api, path="/v1beta/models/m:generateContent"
+        )
+        first = back.messages[0].content[0]
+        assert isinstance(first, DocumentBlock) and first.data == "JVBE"
