@@ -5,6 +5,7 @@ carry a foreign issuer's opaque state back to it."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -1088,3 +1089,25 @@ def test_documents_in_every_api() -> None:
         )
         first = back.messages[0].content[0]
         assert isinstance(first, DocumentBlock) and first.data == "JVBE"
+
+
+def test_gemini_file_data_gets_a_type() -> None:
+    body = {
+        "max_tokens": 5,
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "image",
+                        "source": {"type": "url", "url": "https://example.com/cat.png"},
+                    }
+                ],
+            }
+        ],
+    }
+    request = decode_request(body, "anthropic")
+    part = encode_request(replace_model(request, "gemini-2.5-flash"), "gemini").body["contents"][0][
+        "parts"
+    ][0]
+    assert part == {"fileData": {"mimeType": "image/png", "fileUri": "https://example.com/cat.png"}}
