@@ -5,6 +5,7 @@ carry a foreign issuer's opaque state back to it."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -1106,6 +1107,6 @@ def test_gemini_file_data_gets_a_type() -> None:
         ],
     }
     request = decode_request(body, "anthropic")
-    body = encode_request(replace(request, model="gemini-2.5-flash"), "gemini").body
-    part = body["contents"][0]["parts"][0]
+    sent = encode_request(replace(request, model="gemini-2.5-flash"), "gemini").body
+    part = sent["contents"][0]["parts"][0]
     assert part == {"fileData": {"mimeType": "image/png", "fileUri": "https://example.com/cat.png"}}
