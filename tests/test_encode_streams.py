@@ -248,6 +248,15 @@ def test_close_without_a_terminal_event_reports_truncation_and_feed_after_close_
             encoder.feed(TextDelta(0, "more"))
 
 
+def test_an_aborted_stream_writes_nothing_more() -> None:
+    msg = message("x", TextBlock("a"), stop=StopReason.ABORTED)
+    for target in APIS:
+        encoder = StreamEncoder(target)
+        encoder.feed(Start("x", "m", "r"))
+        assert encoder.feed(Error("aborted", "the client went away", None, msg)) == b""
+        assert encoder.close() == b""
+
+
 def test_events_after_the_terminal_event_write_nothing() -> None:
     msg = message("x", TextBlock("a"))
     encoder = StreamEncoder("anthropic")
