@@ -177,6 +177,8 @@ class WireEncoder:
             return self.on_done(event.message)  # type: ignore[union-attr]
         if cls is Error:
             self.terminated = True
+            if event.kind == "aborted":  # type: ignore[union-attr]
+                return b""  # the client went away: nothing more to say (encoding.md §6)
             self._learn(event.message)  # type: ignore[union-attr]
             return self.on_error(event)  # type: ignore[arg-type]
         if cls in (PromptProgress, NormalizationError):
