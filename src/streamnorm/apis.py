@@ -15,12 +15,16 @@ WireApi = Literal[
     "google-generative-ai",
     "bedrock-converse-stream",
     "bedrock-invoke-stream",
+    "ollama-chat",
+    "cohere-chat",
 ]
 
 #: Every name an ``api`` argument accepts: a wire API, an alias, or
 #: ``"auto"``/``"openai"`` (detected from the first event). Kept equal to the
 #: names :func:`resolve_api` lists by the same test.
-ApiName = Literal[WireApi, "anthropic", "google", "gemini", "bedrock", "auto", "openai"]
+ApiName = Literal[
+    WireApi, "anthropic", "google", "gemini", "bedrock", "ollama", "cohere", "auto", "openai"
+]
 
 #: The four wire APIs, in the order the docs list them.
 APIS: tuple[WireApi, ...] = (
@@ -35,6 +39,8 @@ APIS: tuple[WireApi, ...] = (
 READ_ONLY_APIS: tuple[WireApi, ...] = (
     "bedrock-converse-stream",
     "bedrock-invoke-stream",
+    "ollama-chat",
+    "cohere-chat",
 )
 
 #: Short names accepted wherever an api name is.
@@ -43,6 +49,8 @@ ALIASES: dict[str, str] = {
     "google": "google-generative-ai",
     "gemini": "google-generative-ai",
     "bedrock": "bedrock-converse-stream",
+    "ollama": "ollama-chat",
+    "cohere": "cohere-chat",
 }
 
 

@@ -17,11 +17,11 @@ A framer raises `FramingError` when the bytes break its framing (``kind``
 the error carries the events completed before that point. For any split of
 the same bytes, the concatenation of what a framer returns is the same.
 
-Each provider decoder names the framings it reads in its ``framings`` class
-attribute (the first is its usual one); the normalizer picks the framing from
+Each provider decoder names its framing in its ``framing`` class attribute
+(and any other it may arrive in, in ``alt_framings``); the normalizer picks the framing from
 the first bytes with `sniff_framing` and builds the framer from `FRAMERS`.
 To plug in a framing, add its factory to `FRAMERS` under the name `sniff_framing`
-returns for it and list that name in the decoders' ``framings``:
+returns for it and name it in the decoders' ``framing``:
 
 =============== ==================================== ==============================
 name            first bytes                          framer
@@ -30,7 +30,7 @@ name            first bytes                          framer
 ``ndjson``      ``{`` and a first line ending ``}``  `NDJSONFramer`: one JSON per line
 ``json-array``  ``[``                                `JSONValuesFramer` (array items)
 ``json``        ``{`` on a line of its own           `JSONValuesFramer` (a JSON body)
-``eventstream`` a binary prelude whose CRC32 holds   AWS event-stream (eventstream.py)
+``eventstream`` a binary prelude whose CRC32 holds   `EventStreamFramer` (eventstream.py)
 =============== ==================================== ==============================
 
 ``json`` (a pretty-printed JSON document, as error bodies are) is read by no
@@ -42,11 +42,10 @@ without reading the rest.
 from __future__ import annotations
 
 import re
-import zlib
 from collections.abc import Callable
-from typing import Final, Protocol, cast
+from typing import Final, Protocol
 
-from .eventstream import EventStreamDecoder, EventStreamError
+from .eventstream import EventStreamDecoder, EventStreamError, looks_like_event_stream
 from .sse import RawEvent, SSEDecoder, SSELimitError
 
 __all__ = [
@@ -137,9 +136,10 @@ class SSEFramer:
 
 
 class EventStreamFramer:
-    """`EventStreamDecoder` (Bedrock) seen as a framer: its errors become
-    `FramingError`s of the same kind, a frame over the limit naming
-    ``max_event_bytes``. A frame counts only whole: nothing is pending."""
+    """`EventStreamDecoder.feed_raw` seen as a framer: frames as events named
+    by their ``:event-type`` (exception and error frames ``exception:<type>``,
+    ``error:<code>``, for the Bedrock decoders); its errors become
+    `FramingError`s (a frame cut by the end of input: ``truncated``)."""
 
     def __init__(self, max_event_bytes: int) -> None:
         self._frames = EventStreamDecoder(max_frame_bytes=max_event_bytes)
@@ -162,9 +162,10 @@ class EventStreamFramer:
 
 
 def _frame_error(exc: EventStreamError) -> FramingError:
-    code = "max_event_bytes" if exc.kind == "limit" else None
-    events = cast("list[RawEvent]", exc.messages)  # feed_raw's, so raw events
-    return FramingError(exc.kind, str(exc), code, events)
+    events: list[RawEvent] = exc.messages  # type: ignore[assignment]  # feed_raw's
+    if exc.kind == "limit":
+        return FramingError("limit", f"{exc} (max_event_bytes)", "max_event_bytes", events)
+    return FramingError(exc.kind, str(exc), None, events)
 
 
 # ----------------------------------------------------------------------
@@ -304,6 +305,8 @@ class JSONValuesFramer:
             if state == _IN_ITEM:
                 if not self._scan_item(end):
                     return
+                if self._pos - self._start > self._max:
+                    raise _limit(self._max, "one JSON item", events)
                 events.append(("message", bytes(buf[self._start : self._pos]), "", None))
                 self._state = _AFTER_ITEM
                 continue
@@ -397,10 +400,10 @@ class JSONValuesFramer:
 #: Framing name → factory taking ``max_event_bytes``.
 FRAMERS: dict[str, Callable[[int], Framer]] = {
     "sse": SSEFramer,
-    "eventstream": EventStreamFramer,
     "ndjson": NDJSONFramer,
     "json-array": JSONValuesFramer,
     "json": lambda max_event_bytes: JSONValuesFramer(max_event_bytes, array=False),
+    "eventstream": EventStreamFramer,
 }
 
 #: How an SSE stream starts: a field or a comment.
@@ -422,10 +425,10 @@ def sniff_framing(head: bytes, final: bool) -> str | None:
     the first line at most.
     """
     if head[:1] and head[0] < 0x09:  # a prelude's length starts with a zero byte
-        if len(head) < _PRELUDE:  # at the end of input: a prelude cut short
+        prelude = looks_like_event_stream(head[:_PRELUDE])
+        if prelude is None:  # under 12 bytes: at the end of input, a prelude cut short
             return "eventstream" if final else None
-        crc = int.from_bytes(head[8:12], "big")
-        return "eventstream" if zlib.crc32(head[:8]) == crc else "binary"
+        return "eventstream" if prelude else "binary"
     body = head.removeprefix(_BOM)
     start = len(body) - len(body.lstrip(b"\r\n"))  # blank lines
     if start == len(body):

@@ -8,12 +8,13 @@ rules of DESIGN.md §5 (a final event that lacks its terminator still counts
 when its data is complete). ``normalize`` and ``anormalize`` are thin loops
 around it.
 
-Framing hook. Each decoder class lists the framings it reads in its
-``framings`` class attribute (``("sse",)``; Gemini ``("sse", "json-array")``;
-Ollama ``("ndjson",)``; Bedrock ``("eventstream",)``); `streamnorm.framing`
-holds the framers (`FRAMERS`: name → factory of a `Framer` with ``feed``,
-``flush`` and ``pending``) and `sniff_framing`. The framing is always decided
-from the first bytes, whatever ``api`` says:
+Framing hook. Each decoder class names the framing it arrives in in its
+``framing`` class attribute (``"sse"``, Ollama ``"ndjson"``, Bedrock
+``"eventstream"``) and any other in ``alt_framings`` (Gemini
+``("json-array",)``); `streamnorm.framing` holds the framers (`FRAMERS`:
+name → factory of a `Framer` with ``feed``, ``flush`` and ``pending``) and
+`sniff_framing`. The framing is always decided from the first bytes,
+whatever ``api`` says:
 
 1. `sniff_framing` on the first line (or the first 12 bytes of a binary
    prelude). Bytes that are no framing at all (an HTML page, plain text)
@@ -45,7 +46,7 @@ from .builder import MessageBuilder
 from .events import Event
 from .framing import FRAMERS, QUOTED, Framer, FramingError, first_line, sniff_framing
 from .messages import AssistantMessage, StopReason, Usage
-from .providers import DECODERS, Decoder, detect_api, error_body_api
+from .providers import DECODERS, Decoder, detect_api, detect_frame_api, error_body_api
 from .providers.base import as_dict, as_str
 from .sse import RawEvent
 
@@ -235,7 +236,7 @@ class StreamNormalizer:
         self._framing = framing
         self._framer = factory(self._max_event_bytes)
         forced = self._forced
-        if forced is not None and framing in DECODERS[forced].framings:
+        if forced is not None and DECODERS[forced].reads(framing):
             self._bind(forced)
         return True
 
@@ -400,9 +401,11 @@ class StreamNormalizer:
     def _first_payload(self, name: str, payload: dict[str, Any], data: str) -> bool:
         """Decide the api from the first payload. True when its decoder is
         bound and takes the payload; otherwise the stream has ended."""
-        api = detect_api(payload, name)
+        api = detect_api(payload, name, self._framing or "sse")
         forced = self._forced
-        if api == "error" and (self._decoder is None or forced is None):
+        if api == "error" and forced is None and self._framing == "eventstream":
+            api = detect_frame_api(name)  # an exception frame first: Converse reads it
+        elif api == "error" and (self._decoder is None or forced is None):
             self._upstream_error_body(payload)
             return False
         if forced is not None and api not in (None, "error", forced):
@@ -417,7 +420,7 @@ class StreamNormalizer:
         if api is None or api not in DECODERS:
             self._fail("protocol", f"no known wire api matches the first payload: {data[:200]!r}")
             return False
-        if self._framing not in DECODERS[api].framings:
+        if not DECODERS[api].reads(self._framing):
             self._fail("protocol", f"the stream looks like {api}, but arrives as {framing}")
             return False
         self._bind(api)

@@ -44,6 +44,12 @@ STOP_TABLE: dict[str, StopReason | None] = {
     "NO_IMAGE": StopReason.STOP,
 }
 
+#: ``finishReason`` sent as a number (``enum-encoding=int``): the values the
+#: Gemini API and Vertex protos number alike (they differ from 6 on).
+_FINISH_NUMBERS = dict(
+    enumerate(("FINISH_REASON_UNSPECIFIED", "STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "OTHER"))
+)
+
 #: Part fields that qualify a part rather than say what it holds.
 _PART_MODIFIERS = frozenset(
     ("thought", "thoughtSignature", "partMetadata", "videoMetadata", "mediaResolution")
@@ -90,7 +96,7 @@ def _same_json(value: Any, other: Any) -> bool:
 
 class GoogleDecoder(Decoder):
     api = "google-generative-ai"
-    framings = ("sse", "json-array")  # without alt=sse: one streamed JSON array
+    alt_framings = ("json-array",)  # without alt=sse: one streamed JSON array
     stop_table = STOP_TABLE
     done_at_eof_after_stop = True
 
@@ -159,6 +165,8 @@ class GoogleDecoder(Decoder):
             if not _CANDIDATE_METADATA.isdisjoint(candidate):
                 self._keep_metadata(candidate)
             finish = candidate.get("finishReason")
+            if type(finish) is int:  # enum-encoding=int: the proto number
+                finish = _FINISH_NUMBERS.get(finish, str(finish))
             if finish and isinstance(finish, str):
                 message = as_str(candidate.get("finishMessage")) or None
                 self.builder.set_stop_reason(finish, error_reason=message)
