@@ -459,14 +459,6 @@ class StreamNormalizer:
         self._fail("limit", reason, limit)
 
 
-def _not_a_stream(framing: str, quoted: bytes) -> str:
-    if framing == "eventstream":
-        return "the input is an AWS event stream, which no installed decoder reads"
-    if framing == "binary":
-        return f"the input is binary data, not a stream: {quoted!r}"
-    return f"the input is not a stream: {quoted!r}"
-
-
 def _check_options(
     model: object,
     provider: object,
@@ -492,6 +484,14 @@ def _check_options(
             raise TypeError(f"{name} must be an int, not {type(value).__name__}")
         if value < least:
             raise ValueError(f"{name} must be >= {least}, got {value}")
+
+
+def _not_a_stream(framing: str, quoted: bytes) -> str:
+    if framing == "eventstream":
+        return "the input is an AWS event stream, which no installed decoder reads"
+    if framing == "binary":
+        return f"the input is binary data, not a stream: {quoted!r}"
+    return f"the input is not a stream: {quoted!r}"
 
 
 def normalize(

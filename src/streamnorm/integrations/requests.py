@@ -22,6 +22,7 @@ from ..apis import ApiName
 from ..events import Event
 from ..normalizer import normalize
 from ..options import NormalizerOptions
+from .hosts import with_provider
 
 if TYPE_CHECKING:
     import requests
@@ -45,8 +46,10 @@ def iter_events(
     timeout, ``requests.exceptions.ChunkedEncodingError`` for a connection cut
     mid-body …) ends the events with ``Error(kind="truncated")`` naming it;
     with ``raise_source_errors=True`` it is re-raised after that event.
-    ``options`` go to ``StreamNormalizer``.
+    ``options`` go to ``StreamNormalizer``; ``provider`` defaults to the host
+    of ``response.url`` (:mod:`.hosts`).
     """
+    options = with_provider(options, response.url)
     return normalize(_body(response), api, raise_source_errors=raise_source_errors, **options)
 
 

@@ -70,7 +70,7 @@ def to_usage(metadata: dict[str, Any]) -> Usage:
 class BedrockConverseDecoder(Decoder):
     api = "bedrock-converse-stream"
     stop_table = STOP_TABLE
-    framing = "eventstream"  # binary AWS frames, not SSE
+    framing = "eventstream"
 
     def __init__(self, builder: MessageBuilder, choice: int = 0) -> None:
         super().__init__(builder, choice)

@@ -54,7 +54,7 @@ def with_metrics(usage: Usage, metrics: dict[str, Any]) -> Usage:
 class BedrockInvokeDecoder(Decoder):
     api = "bedrock-invoke-stream"
     stop_table = STOP_TABLE
-    framing = "eventstream"  # binary AWS frames, not SSE
+    framing = "eventstream"
 
     def __init__(self, builder: MessageBuilder, choice: int = 0) -> None:
         super().__init__(builder, choice)

@@ -22,6 +22,7 @@ from ..._json import dumps_compact
 from ...builder import MessageBuilder
 from ...messages import StopReason, Usage
 from ..base import Decoder, as_counts, as_dict, as_list, as_str
+from .wire import METADATA_BLOCKS
 
 __all__ = ["GoogleDecoder"]
 
@@ -55,8 +56,7 @@ _PART_MODIFIERS = frozenset(
     ("thought", "thoughtSignature", "partMetadata", "videoMetadata", "mediaResolution")
 )
 
-#: Candidate metadata kept as a ``ProviderBlock`` at the end, in this order.
-_METADATA_BLOCKS = ("groundingMetadata", "urlContextMetadata")
+_METADATA_BLOCKS = METADATA_BLOCKS
 #: Every candidate field :meth:`GoogleDecoder._keep_metadata` reads (most
 #: chunks have none of them).
 _CANDIDATE_METADATA = frozenset((*_METADATA_BLOCKS, "citationMetadata"))
