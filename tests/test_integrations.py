@@ -45,6 +45,7 @@ from streamnorm import (
     UserMessage,
 )
 from streamnorm import samples as sample_streams
+from streamnorm.apis import ApiName
 from streamnorm.messages import Message
 from streamnorm.normalizer import normalize
 from streamnorm.sanitize import sanitize_messages_for_target, validate_history_for_target
@@ -269,7 +270,9 @@ TIMED_OUT = r"timed? ?out"
 
 
 @pytest.mark.parametrize(("api", "name"), cases())
-def test_httpx_sync_streams_equal_in_memory_result(server: _Server, api: str, name: str) -> None:
+def test_httpx_sync_streams_equal_in_memory_result(
+    server: _Server, api: ApiName, name: str
+) -> None:
     with (
         httpx.Client(timeout=TIMEOUT) as client,
         client.stream("POST", server.url("chunked", api, name), json={"stream": True}) as r,
@@ -292,7 +295,7 @@ def test_httpx_sync_other_framings(server: _Server, mode: str) -> None:
 
 @pytest.mark.parametrize(("api", "name"), cases())
 async def test_httpx_async_streams_equal_in_memory_result(
-    server: _Server, api: str, name: str
+    server: _Server, api: ApiName, name: str
 ) -> None:
     async with (
         httpx.AsyncClient(timeout=TIMEOUT) as client,
@@ -473,8 +476,8 @@ def test_httpx_error_status_with_json_body_is_an_upstream_error(server: _Server)
     ):
         assert r.status_code == 500
         events = list(sn_httpx.iter_events(r))
-    assert len(events) == 1
-    error = events[0]
+    start, error = events  # Start is first, also of an error body
+    assert isinstance(start, Start) and start.api == "anthropic-messages"
     assert isinstance(error, Error)
     assert (error.kind, error.code, error.reason) == ("upstream", "overloaded_error", "Overloaded")
 
@@ -489,7 +492,9 @@ def _aiohttp_session(sock_read: float = TIMEOUT) -> Any:
 
 
 @pytest.mark.parametrize(("api", "name"), cases())
-async def test_aiohttp_streams_equal_in_memory_result(server: _Server, api: str, name: str) -> None:
+async def test_aiohttp_streams_equal_in_memory_result(
+    server: _Server, api: ApiName, name: str
+) -> None:
     async with (
         _aiohttp_session() as session,
         session.post(server.url("chunked", api, name), json={}) as r,
@@ -611,7 +616,7 @@ async def test_aiohttp_read_timeout_raises_when_asked(server: _Server) -> None:
 
 
 @pytest.mark.parametrize(("api", "name"), cases())
-def test_requests_streams_equal_in_memory_result(server: _Server, api: str, name: str) -> None:
+def test_requests_streams_equal_in_memory_result(server: _Server, api: ApiName, name: str) -> None:
     with requests.post(
         server.url("chunked", api, name), json={}, stream=True, timeout=TIMEOUT
     ) as r:
@@ -749,7 +754,7 @@ def _file(api: str, which: str) -> str:
 @needs_openai
 @pytest.mark.parametrize("which", _names())
 def test_openai_sdk_chat_completions_with_streaming_response(server: _Server, which: str) -> None:
-    api = "openai-completions"
+    api: ApiName = "openai-completions"
     name = _file(api, which)
     client = _openai(server, "chunked", api, name)
     with client.chat.completions.with_streaming_response.create(
@@ -1052,7 +1057,7 @@ def _data_lines(data: bytes) -> list[str]:
 
 
 @pytest.mark.parametrize("api", list(STREAMS))
-def test_chunk_events_from_dicts_and_json_text(api: str) -> None:
+def test_chunk_events_from_dicts_and_json_text(api: ApiName) -> None:
     data = source_bytes(api, "sample")
     reference = view(list(normalize([data])))
     texts = _data_lines(data)

@@ -33,7 +33,10 @@ from streamnorm import (
 )
 from streamnorm.envelope import Issuer, wrap, wrap_bytes
 
+from .request_support import genai_request, sdk_send, sdk_validate
+
 APIS = ("anthropic-messages", "openai-responses", "openai-completions", "google-generative-ai")
+PROVIDERS = dict(zip(APIS, ("anthropic", "openai", "openai", "google"), strict=True))
 PNG = "iVBORw0KGgo="
 WEATHER = Tool(
     "get_weather",
@@ -794,9 +797,23 @@ def test_sanitize_demotes_a_foreign_turn() -> None:
 
 
 @pytest.mark.parametrize("api", APIS)
-def test_encoded_history_keeps_the_structural_rules(api: str) -> None:
-    body = encoded(api).body
+def test_encoded_history_keeps_the_rules_and_fits_the_sdk(api: str) -> None:
+    options: dict[str, Any] = {
+        "system": "Be brief.",
+        "tool_choice": "auto",
+        "reasoning": Reasoning(effort="low"),
+        "response_format": ResponseFormat("json_schema", {"type": "object"}),
+        "max_tokens": 64,
+    }
+    request = Request("m-1", tuple(history()), tools=(WEATHER,), **options)
+    body = dict(encode_request(request, api, provider=PROVIDERS[api]).body)
     assert validate_request_body(body, api) == []
+    if api == "google-generative-ai":
+        genai_request(body)
+        assert "contents" in sdk_send(api, body)
+    else:
+        assert sdk_validate(api, body) == []
+        assert sdk_send(api, body) == body
 
 
 @pytest.mark.parametrize(
@@ -861,3 +878,147 @@ def test_structural_validators_find_problems(api: str, body: dict[str, Any], pro
     assert any(problem in p for p in validate_request_body(body, api)), validate_request_body(
         body, api
     )
+
+
+def test_responses_turn_carrier_signs_gemini_text_and_calls() -> None:
+    entries = [[0, "text", "c2ln"], [1, "toolcall", "c2lnMg=="]]
+    body = {
+        "input": [
+            {"role": "user", "content": "q"},
+            {
+                "type": "reasoning",
+                "id": "rs_c",
+                "summary": [],
+                "encrypted_content": wrap(GEMINI, "turn", entries),
+            },
+            {
+                "type": "message",
+                "role": "assistant",
+                "id": "msg_c",
+                "content": [{"type": "output_text", "text": "a", "annotations": []}],
+            },
+            {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c1", "output": "r"},
+        ]
+    }
+    request = decode_request(body, "openai-responses")
+    turn = _only_turn(request)
+    assert (turn.api, turn.model) == ("google-generative-ai", "gemini-2.5-flash")
+    assert turn.content == (TextBlock("a", "c2ln"), ToolCallBlock("c1", "f", {}, "{}", "c2lnMg=="))
+    parts = encode_request(
+        Request("gemini-2.5-flash", request.messages), "gemini", provider="google"
+    ).body["contents"][1]["parts"]
+    assert parts == [
+        {"text": "a", "thoughtSignature": "c2ln"},
+        {"functionCall": {"id": "c1", "name": "f", "args": {}}, "thoughtSignature": "c2lnMg=="},
+    ]
+
+
+def test_gemini_redacted_envelope_and_junk_entries() -> None:
+    carrier = wrap_bytes(CLAUDE, "turn", [[5, "text", "x"], [0, "toolcall", "y"], "junk"])
+    body = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "q"}]},
+            {
+                "role": "model",
+                "parts": [
+                    {
+                        "text": "",
+                        "thought": True,
+                        "thoughtSignature": wrap_bytes(CLAUDE, "redacted", "DATA"),
+                    },
+                    {"text": "", "thought": True, "thoughtSignature": carrier},
+                    {"text": "a"},
+                ],
+            },
+        ]
+    }
+    turn = _only_turn(decode_request(body, "gemini"))
+    # Entries out of range or of the wrong kind sign nothing.
+    assert turn.content == (ThinkingBlock("", "DATA", redacted=True), TextBlock("a"))
+    assert turn.api == "anthropic-messages"
+
+
+def test_an_ordinary_signature_is_not_an_envelope() -> None:
+    body = {
+        "contents": [
+            {
+                "role": "model",
+                "parts": [{"text": "t", "thought": True, "thoughtSignature": "c252MQ=="}],
+            }
+        ]
+    }
+    turn = _only_turn(
+        decode_request(body, "gemini", path="/v1beta/models/gemini-2.5-flash:generateContent")
+    )
+    assert (turn.api, turn.model, turn.content) == (
+        "google-generative-ai",
+        "gemini-2.5-flash",
+        (ThinkingBlock("t", "c252MQ=="),),
+    )
+
+
+def test_anthropic_thinking_rules() -> None:
+    foreign = assistant(
+        TextBlock("calling"), call(), api="openai-responses", model="gpt-5", provider="openai"
+    )
+    loop: list[Message] = [
+        UserMessage("q"),
+        foreign,
+        ToolResultMessage("toolu_1", "get_weather", "sunny"),
+    ]
+    request = Request(
+        "claude-sonnet-4-5",
+        tuple(loop),
+        tools=(WEATHER,),
+        reasoning=Reasoning(budget_tokens=2048),
+        tool_choice="required",
+    )
+    body = encode_request(request, "anthropic", provider="anthropic").body
+    # The last assistant turn of the loop cannot start with thinking: thinking is off.
+    assert "thinking" not in body
+    assert validate_request_body(body, "anthropic") == []
+    fresh = Request(
+        "claude-sonnet-4-5",
+        (UserMessage("q"),),
+        tools=(WEATHER,),
+        reasoning=Reasoning(budget_tokens=2048),
+        tool_choice="get_weather",
+    )
+    body = encode_request(fresh, "anthropic").body
+    # Manual thinking with a forced tool is refused: the model chooses.
+    assert body["thinking"]["type"] == "enabled" and body["tool_choice"] == {"type": "auto"}
+
+
+def test_anthropic_tool_schema_root_is_an_object() -> None:
+    tools = (
+        Tool("a", parameters={}),
+        Tool("b", parameters={"type": "string"}),
+        Tool("c", parameters={"properties": {"x": {}}}),
+    )
+    sent = encode_request(Request("m", (UserMessage("q"),), tools=tools), "anthropic").body["tools"]
+    assert [t["input_schema"] for t in sent] == [
+        {"type": "object"},
+        {"type": "object", "properties": {}},
+        {"type": "object", "properties": {"x": {}}},
+    ]
+
+
+def test_gemini_cached_content_strips_what_it_holds() -> None:
+    request = Request(
+        "gemini-2.5-flash",
+        (UserMessage("q"),),
+        system="S",
+        tools=(WEATHER,),
+        tool_choice="auto",
+        extra={"google-generative-ai": {"cachedContent": "cachedContents/abc"}},
+    )
+    body = encode_request(request, "gemini").body
+    assert body["cachedContent"] == "cachedContents/abc"
+    assert not {"systemInstruction", "tools", "toolConfig"} & set(body)
+    assert validate_request_body(body, "gemini") == []
+
+
+def test_gemini_needs_a_model() -> None:
+    with pytest.raises(ValueError, match=r"^model"):
+        encode_request(Request(None, (UserMessage("q"),)), "gemini")

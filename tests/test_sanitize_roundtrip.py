@@ -80,7 +80,9 @@ def normalized(path: Path) -> AssistantMessage:
     label what they read (a message without a host keeps nothing opaque)."""
     from streamnorm import Done, Error, normalize
 
-    api = path.parent.name
+    from .support import api_of
+
+    api = api_of(path)
     events = list(normalize([path.read_bytes()], api=api, provider=OWN_PROVIDER.get(api)))
     end = events[-1]
     assert isinstance(end, (Done, Error))

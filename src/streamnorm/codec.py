@@ -47,14 +47,20 @@ class _RequestCodec(Protocol):
     def validate_body(self, body: Mapping[str, Any]) -> list[str]: ...
 
 
-_REQUESTS: dict[str, Any] = {
+class _ResponseCodec(Protocol):
+    def decode_response(
+        self, body: Mapping[str, Any], *, model: str | None = None, provider: str | None = None
+    ) -> AssistantMessage: ...
+
+
+_REQUESTS: dict[str, _RequestCodec] = {
     "anthropic-messages": anthropic_request,
     "openai-responses": responses_request,
     "openai-completions": completions_request,
     "google-generative-ai": google_request,
 }
 
-_RESPONSES: dict[str, Any] = {
+_RESPONSES: dict[str, _ResponseCodec] = {
     "anthropic-messages": anthropic_response,
     "openai-responses": responses_response,
     "openai-completions": completions_response,
@@ -63,8 +69,7 @@ _RESPONSES: dict[str, Any] = {
 
 
 def _codec(api: str) -> _RequestCodec:
-    codec: _RequestCodec = _REQUESTS[resolve_api(api)]
-    return codec
+    return _REQUESTS[resolve_api(api)]
 
 
 def _json_body(body: bytes | str | Mapping[str, Any], what: str) -> Mapping[str, Any]:
@@ -123,15 +128,19 @@ def validate_request_body(body: Mapping[str, Any], api: str) -> list[str]:
 
 
 def decode_response(
-    body: bytes | str | Mapping[str, Any], api: str, *, model: str | None = None
+    body: bytes | str | Mapping[str, Any],
+    api: str,
+    *,
+    model: str | None = None,
+    provider: str | None = None,
 ) -> AssistantMessage:
     """A non-streaming response (or error body) of ``api`` as the message the
     streaming form of the same answer gives; an error body gives a message
-    with ``stop_reason="error"`` and ``error`` set. ``model`` is the model
-    the caller asked for, as for ``StreamNormalizer``."""
-    module = _RESPONSES[resolve_api(api)]
-    message: AssistantMessage = module.decode_response(_json_body(body, "response"), model=model)
-    return message
+    with ``stop_reason="error"`` and ``error`` set. ``model`` (the model the
+    caller asked for) and ``provider`` (the host) are as for
+    ``StreamNormalizer``."""
+    codec = _RESPONSES[resolve_api(api)]
+    return codec.decode_response(_json_body(body, "response"), model=model, provider=provider)
 
 
 def detect_response_api(body: bytes | str) -> str | None:

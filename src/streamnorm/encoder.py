@@ -45,9 +45,10 @@ class StreamEncoder:
     sees (default: the stream's); ``response_id`` the response id (default:
     the source's when valid for ``api``, else one derived from it);
     ``created`` the Unix time the Chat and Responses bodies carry;
-    ``provider`` the host the events came from, named as the issuer in the
-    envelopes of another API's opaque state (so that sanitize returns that
-    state to that host only). Feeding after ``close()`` raises ``RuntimeError``.
+    ``provider`` the host that issued the events (the message's
+    ``provider``), written into the envelopes of a foreign issuer's opaque
+    state so that it goes back only to that host. Feeding after ``close()``
+    raises ``RuntimeError``.
     """
 
     __slots__ = ("_writer", "api")

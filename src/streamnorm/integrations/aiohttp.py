@@ -16,26 +16,29 @@ started (:mod:`.idle`).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..apis import ApiName
 from ..events import Event
 from ..normalizer import anormalize
+from ..options import NormalizerOptions
 from .hosts import with_provider
 from .idle import check_idle_timeout, idle_limited
 
 if TYPE_CHECKING:
     import aiohttp
+    from typing_extensions import Unpack
 
 __all__ = ["aiter_events"]
 
 
 def aiter_events(
     response: aiohttp.ClientResponse,
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     raise_source_errors: bool = False,
     idle_timeout: float | None = None,
-    **options: Any,
+    **options: Unpack[NormalizerOptions],
 ) -> AsyncIterator[Event]:
     """Canonical events of an ``aiohttp.ClientResponse``.
 

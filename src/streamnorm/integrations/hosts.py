@@ -12,9 +12,9 @@ or two Azure resources are never taken for one another.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
 from urllib.parse import urlsplit
+
+from ..options import NormalizerOptions
 
 __all__ = ["WELL_KNOWN_HOSTS", "provider_for_host", "provider_for_url", "with_provider"]
 
@@ -53,10 +53,10 @@ def provider_for_url(url: object) -> str | None:
     return provider_for_host(host)
 
 
-def with_provider(options: Mapping[str, Any], url: object) -> dict[str, Any]:
+def with_provider(options: NormalizerOptions, url: object) -> NormalizerOptions:
     """``options`` for the normalizer with ``provider`` set to the host of
     ``url``, unless the caller gave a provider (theirs always wins)."""
-    out = dict(options)
+    out = options.copy()
     if out.get("provider") is None:
         provider = provider_for_url(url)
         if provider is not None:

@@ -16,25 +16,28 @@ in whatever pieces the network delivers.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..apis import ApiName
 from ..events import Event
 from ..normalizer import anormalize, normalize
+from ..options import NormalizerOptions
 from .hosts import with_provider
 from .idle import check_idle_timeout, idle_limited
 
 if TYPE_CHECKING:
     import httpx
+    from typing_extensions import Unpack
 
 __all__ = ["aiter_events", "iter_events"]
 
 
 def iter_events(
     response: httpx.Response,
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     raise_source_errors: bool = False,
-    **options: Any,
+    **options: Unpack[NormalizerOptions],
 ) -> Iterator[Event]:
     """Canonical events of a streamed ``httpx.Response`` (sync client).
 
@@ -50,11 +53,11 @@ def iter_events(
 
 def aiter_events(
     response: httpx.Response,
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     raise_source_errors: bool = False,
     idle_timeout: float | None = None,
-    **options: Any,
+    **options: Unpack[NormalizerOptions],
 ) -> AsyncIterator[Event]:
     """Canonical events of a streamed ``httpx.Response`` (``AsyncClient``);
     no bytes for ``idle_timeout`` seconds ends them with

@@ -18,28 +18,27 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..apis import ApiName
 from ..events import Event
 from ..normalizer import normalize
+from ..options import NormalizerOptions
 from .hosts import with_provider
 
 if TYPE_CHECKING:
     import requests
+    from typing_extensions import Unpack
 
 __all__ = ["iter_events"]
 
 _READ_SIZE = 64 * 1024
 
-#: requests' own flag for a body already read (``iter_content`` refuses to
-#: read it twice); not part of its type stubs, so it is reached by name.
-_CONSUMED = "_content_consumed"
-
 
 def iter_events(
     response: requests.Response,
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     raise_source_errors: bool = False,
-    **options: Any,
+    **options: Unpack[NormalizerOptions],
 ) -> Iterator[Event]:
     """Canonical events of a ``requests.Response`` opened with ``stream=True``.
 
@@ -57,7 +56,11 @@ def iter_events(
 def _body(response: requests.Response) -> Iterator[bytes]:
     raw = response.raw
     read1 = getattr(raw, "read1", None)
-    if getattr(response, _CONSUMED, False) or read1 is None or getattr(raw, "chunked", True):
+    if (
+        getattr(response, "_content_consumed", False)
+        or read1 is None
+        or getattr(raw, "chunked", True)
+    ):
         for chunk in response.iter_content(chunk_size=None):
             if isinstance(chunk, bytes):
                 yield chunk
@@ -90,4 +93,4 @@ def _read1_chunks(response: requests.Response, read1: Any) -> Iterator[bytes]:
         raise RequestsConnectionError(exc) from exc
     except SSLError as exc:
         raise RequestsSSLError(exc) from exc
-    setattr(response, _CONSUMED, True)
+    setattr(response, "_content_consumed", True)  # noqa: B010  # as iter_content leaves it

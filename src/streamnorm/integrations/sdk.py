@@ -36,10 +36,15 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..apis import ApiName
 from ..events import Event
 from ..normalizer import anormalize, normalize
+from ..options import NormalizerOptions
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 from .hosts import with_provider
 from .idle import check_idle_timeout, idle_limited
 
@@ -92,10 +97,10 @@ def _source_url(raw: Any) -> object:
 
 def iter_events(
     raw_response: Any,
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     raise_source_errors: bool = False,
-    **options: Any,
+    **options: Unpack[NormalizerOptions],
 ) -> Iterator[Event]:
     """Canonical events of an SDK raw streaming response (sync client).
 
@@ -114,11 +119,11 @@ def iter_events(
 
 def aiter_events(
     raw_response: Any,
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     raise_source_errors: bool = False,
     idle_timeout: float | None = None,
-    **options: Any,
+    **options: Unpack[NormalizerOptions],
 ) -> AsyncIterator[Event]:
     """Canonical events of an SDK raw streaming response (async client); an
     async body that gives no bytes for ``idle_timeout`` seconds ends them with
@@ -198,11 +203,11 @@ async def _asse_from_chunks(chunks: AsyncIterable[Any], done_marker: bool) -> As
 
 def iter_chunk_events(
     chunks: Iterable[Any],
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     done_marker: bool = False,
     raise_source_errors: bool = False,
-    **options: Any,
+    **options: Unpack[NormalizerOptions],
 ) -> Iterator[Event]:
     """Canonical events from already-parsed stream chunks.
 
@@ -227,12 +232,12 @@ def iter_chunk_events(
 
 def aiter_chunk_events(
     chunks: AsyncIterable[Any],
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     done_marker: bool = False,
     raise_source_errors: bool = False,
     idle_timeout: float | None = None,
-    **options: Any,
+    **options: Unpack[NormalizerOptions],
 ) -> AsyncIterator[Event]:
     """Async twin of :func:`iter_chunk_events`; no chunk for ``idle_timeout``
     seconds ends the events with ``Error(kind="truncated")`` naming it."""

@@ -50,6 +50,7 @@ from ..codecbase import (
     provider_tools,
     tool_call,
 )
+from .wire import METADATA_BLOCKS
 
 __all__ = ["decode_request", "encode_request", "validate_body"]
 
@@ -136,7 +137,9 @@ def _json_object(text: str) -> dict[str, Any] | None:
 
 def _model_part(block: ContentBlock) -> dict[str, Any] | None:
     if isinstance(block, ProviderBlock):
-        return dict(block.data) if block.api == API else None
+        # Response metadata (grounding, URL context) is no part to send back.
+        keep = block.api == API and block.kind not in METADATA_BLOCKS
+        return dict(block.data) if keep else None
     if isinstance(block, ThinkingBlock) and block.redacted:
         return None  # no such part (requests.md §11)
     if isinstance(block, ToolCallBlock):
@@ -273,7 +276,13 @@ def encode_request(
     if generation:
         body["generationConfig"] = generation
     deep_merge(body, extra_for(request.extra, API))
-    model = (request.model or "").removeprefix("models/")
+    if "cachedContent" in body:
+        # The cached content holds them; sending them too is a 400 (requests.md §8.5).
+        for key in ("systemInstruction", "tools", "toolConfig"):
+            body.pop(key, None)
+    if not request.model:
+        raise ValueError("model: required for google-generative-ai (it is part of the path)")
+    model = request.model.removeprefix("models/")
     method = "streamGenerateContent?alt=sse" if request.stream else "generateContent"
     path = f"/v1beta/models/{model}:{method}"
     return WireRequest("POST", path, {"content-type": "application/json"}, body)
@@ -443,7 +452,9 @@ def _decode_tools(value: list[Any]) -> list[Tool | ProviderTool]:
     tools: list[Tool | ProviderTool] = []
     for i, raw in enumerate(value):
         tool = _camel(raw)
-        if not (isinstance(tool, dict) and set(tool) == {"functionDeclarations"}):
+        if not isinstance(tool, dict):
+            raise fail(f"tools[{i}]", "an object", raw)
+        if set(tool) != {"functionDeclarations"}:
             tools.append(ProviderTool(API, raw))
             continue
         declarations = tool["functionDeclarations"]
@@ -480,7 +491,7 @@ def _decode_choice(body: Fields) -> str | None:
     choice = None
     if isinstance(calling, dict):
         mode, names = calling.get("mode"), calling.get("allowedFunctionNames")
-        if set(calling) == {"mode"} and mode in _MODES:
+        if set(calling) == {"mode"} and isinstance(mode, str) and mode in _MODES:
             choice = _MODES[mode]
         elif (
             set(calling) == {"mode", "allowedFunctionNames"}

@@ -442,7 +442,8 @@ def _decode_tool(raw: Any, where: str) -> Tool | ProviderTool:
     if tool.peek("type") != "function" or set(raw) != {"type", "function"}:
         return ProviderTool(API, raw)
     function = tool.obj("function")
-    assert function is not None
+    if function is None:
+        raise fail(tool.at("function"), "an object", None)
     name = function.typed("name", str, required=True)
     description = function.typed("description", str) or ""
     parameters = function.typed("parameters", dict) or {"type": "object", "properties": {}}
