@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
-from .apis import resolve_api
+from .apis import resolve_spoken_api
 from .events import Event
 from .messages import AssistantMessage
 from .providers.anthropic import encoder as anthropic
@@ -45,10 +45,9 @@ class StreamEncoder:
     sees (default: the stream's); ``response_id`` the response id (default:
     the source's when valid for ``api``, else one derived from it);
     ``created`` the Unix time the Chat and Responses bodies carry;
-    ``provider`` the host that issued the events (the message's
-    ``provider``), written into the envelopes of a foreign issuer's opaque
-    state so that it goes back only to that host. Feeding after ``close()``
-    raises ``RuntimeError``.
+    ``provider`` the host the events came from, named as the issuer in the
+    envelopes of another API's opaque state (so that sanitize returns that
+    state to that host only). Feeding after ``close()`` raises ``RuntimeError``.
     """
 
     __slots__ = ("_writer", "api")
@@ -62,7 +61,7 @@ class StreamEncoder:
         created: int = 0,
         provider: str | None = None,
     ) -> None:
-        self.api = resolve_api(api)
+        self.api = resolve_spoken_api(api)
         self._writer = _ENCODERS[self.api](
             model=model, response_id=response_id, created=created, provider=provider
         )
@@ -111,7 +110,7 @@ def encode_response(
     message: AssistantMessage, api: str, *, model: str | None = None, created: int = 0
 ) -> dict[str, Any]:
     """The non-streaming response JSON of ``api`` for ``message``."""
-    target = resolve_api(api)
+    target = resolve_spoken_api(api)
     if target in ("openai-responses", "openai-completions"):
         return _RESPONSES[target](message, model=model, created=created)
     return _RESPONSES[target](message, model=model)

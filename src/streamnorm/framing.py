@@ -334,9 +334,10 @@ class JSONValuesFramer:
             self._in_string = False
             self._scalar = byte not in b'{["'
         else:
-            found = bytes(self._buf[self._pos : self._pos + 40])
+            # Only the byte itself: what follows it may not have arrived yet,
+            # and the reason must not depend on where the chunks end.
             where = "after the array" if state == _AFTER_ARRAY else "between JSON items"
-            raise FramingError("protocol", f"unexpected bytes {where}: {found!r}")
+            raise FramingError("protocol", f"unexpected byte {where}: {bytes([byte])!r}")
 
     def _scan_item(self, end: int) -> bool:
         """Advance through the current item; True when it ended at ``_pos``."""

@@ -91,11 +91,8 @@ def error_body_api(payload: dict[str, Any], framing: str | None) -> str | None:
     unambiguously (for a ``Start`` that names an api): Anthropic's
     ``{"type": "error"}``, Google's ``{"error": {"code": 400, "status": …}}``
     or an error item of a Gemini JSON array, Ollama's ``{"error": "text"}``
-    in newline-delimited JSON, an exception frame of an AWS event stream
-    (Bedrock; Converse, as the ``bedrock`` alias says). None otherwise."""
+    in newline-delimited JSON. None otherwise."""
     error = payload.get("error")
-    if framing == "eventstream":
-        return BedrockConverseDecoder.api
     if payload.get("type") == "error":
         return "anthropic-messages"
     if framing == "json-array" or (

@@ -135,7 +135,7 @@ class WireEncoder:
         provider: str | None = None,
     ) -> None:
         self.model = model
-        self.provider = provider
+        self.provider = provider  # the host the events came from (envelope issuer)
         self.response_id = response_id
         self.created = created
         self.source_api = self.api
@@ -177,6 +177,8 @@ class WireEncoder:
             return self.on_done(event.message)  # type: ignore[union-attr]
         if cls is Error:
             self.terminated = True
+            if event.kind == "aborted":  # type: ignore[union-attr]
+                return b""  # the client went away: nothing more to say (encoding.md §6)
             self._learn(event.message)  # type: ignore[union-attr]
             return self.on_error(event)  # type: ignore[arg-type]
         if cls in (PromptProgress, NormalizationError):
