@@ -26,6 +26,16 @@ FIXTURES = Path(os.environ.get("STREAMNORM_FIXTURES") or REPO.parent / "shared" 
 EXTRA_FIXTURES = FIXTURES / "extra-apis"
 APIS = ("anthropic-messages", "openai-responses", "openai-completions", "google-generative-ai")
 
+#: The api each folder of ``EXTRA_FIXTURES`` holds.
+EXTRA_APIS = {
+    "bedrock-converse-stream": "bedrock-converse-stream",
+    "bedrock-invoke-stream": "bedrock-invoke-stream",
+    "ollama-chat": "ollama-chat",
+    "gemini-json-array": "google-generative-ai",
+    "cohere-chat": "cohere-chat",
+    "mistral-chat": "openai-completions",
+}
+
 needs_fixtures = pytest.mark.skipif(
     not FIXTURES.is_dir(),
     reason=f"no fixture corpus at {FIXTURES} (set STREAMNORM_FIXTURES to point at one)",
@@ -38,6 +48,30 @@ def fixture_paths(api: str | None = None) -> list[Path]:
         return []
     apis = [api] if api else list(APIS)
     return sorted(p for a in apis for p in (FIXTURES / a).glob("*.sse"))
+
+
+def extra_fixture_paths(folder: str) -> list[Path]:
+    """Every fixture in one folder of ``EXTRA_FIXTURES``, sorted; [] when absent."""
+    return sorted(p for p in (EXTRA_FIXTURES / folder).glob("*") if p.is_file())
+
+
+def extra_api_of(path: Path) -> str:
+    """The api of a fixture in ``EXTRA_FIXTURES``."""
+    return EXTRA_APIS[path.parent.name]
+
+
+def assert_chunk_invariant(data: bytes, api: str, seed: str) -> list[Event]:
+    """The events of ``data``: exactly one terminal event, and the same
+    events whole, one byte at a time, under five seeded random chunkings and
+    with ``api="auto"``."""
+    whole = run([data], api)
+    terminal(whole)
+    expected = dicts(whole)
+    rng = random.Random(seed)
+    for chunks in (split_every(data, 1), *(random_split(data, rng) for _ in range(5))):
+        assert dicts(run(chunks, api)) == expected
+    assert dicts(run([data], "auto")) == expected
+    return whole
 
 
 def fixture_id(path: Path) -> str:

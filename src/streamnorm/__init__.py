@@ -1,6 +1,6 @@
 """streamnorm: one canonical event stream for every LLM streaming API."""
 
-from .apis import APIS, ApiName, WireApi, resolve_api
+from .apis import APIS, READ_ONLY_APIS, ApiName, WireApi, resolve_api
 from .codec import (
     decode_request,
     decode_response,
@@ -44,13 +44,15 @@ from .messages import (
 )
 from .normalizer import StreamNormalizer, anormalize, normalize
 from .options import NormalizerOptions
-from .partial_json import parse_partial_json
+from .partial_json import ArgsOp, apply_ops, parse_partial_json
 from .request import ProviderTool, Reasoning, Request, ResponseFormat, Tool, WireRequest
 from .sanitize import sanitize_messages_for_target, validate_history_for_target
 
 __all__ = [
     "APIS",
+    "READ_ONLY_APIS",
     "ApiName",
+    "ArgsOp",
     "AssistantMessage",
     "BlockEnd",
     "ContentBlock",
@@ -91,6 +93,7 @@ __all__ = [
     "WireRequest",
     "aencode_stream",
     "anormalize",
+    "apply_ops",
     "block_from_dict",
     "decode_request",
     "decode_response",

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Literal, cast
 
-__all__ = ["ALIASES", "APIS", "READ_ONLY_APIS", "ApiName", "WireApi", "resolve_api"]
+__all__ = [
+    "ALIASES",
+    "APIS",
+    "READ_ONLY_APIS",
+    "ApiName",
+    "WireApi",
+    "resolve_api",
+    "resolve_spoken_api",
+]
 
 #: A canonical wire API name, as a type (``tests/test_entry_points.py`` keeps
 #: it equal to the names :func:`resolve_api` returns).
@@ -15,12 +23,16 @@ WireApi = Literal[
     "google-generative-ai",
     "bedrock-converse-stream",
     "bedrock-invoke-stream",
+    "ollama-chat",
+    "cohere-chat",
 ]
 
 #: Every name an ``api`` argument accepts: a wire API, an alias, or
 #: ``"auto"``/``"openai"`` (detected from the first event). Kept equal to the
 #: names :func:`resolve_api` lists by the same test.
-ApiName = Literal[WireApi, "anthropic", "google", "gemini", "bedrock", "auto", "openai"]
+ApiName = Literal[
+    WireApi, "anthropic", "google", "gemini", "bedrock", "ollama", "cohere", "auto", "openai"
+]
 
 #: The four wire APIs, in the order the docs list them.
 APIS: tuple[WireApi, ...] = (
@@ -35,6 +47,8 @@ APIS: tuple[WireApi, ...] = (
 READ_ONLY_APIS: tuple[WireApi, ...] = (
     "bedrock-converse-stream",
     "bedrock-invoke-stream",
+    "ollama-chat",
+    "cohere-chat",
 )
 
 #: Short names accepted wherever an api name is.
@@ -43,6 +57,8 @@ ALIASES: dict[str, str] = {
     "google": "google-generative-ai",
     "gemini": "google-generative-ai",
     "bedrock": "bedrock-converse-stream",
+    "ollama": "ollama-chat",
+    "cohere": "cohere-chat",
 }
 
 
@@ -64,3 +80,16 @@ def resolve_api(name: str, *, allow_auto: bool = False) -> WireApi | Literal["au
         return "auto"
     valid = [*APIS, *READ_ONLY_APIS, *ALIASES, *(("auto", "openai") if allow_auto else ())]
     raise ValueError(f"unknown api {name!r}; valid names: {', '.join(valid)}")
+
+
+def resolve_spoken_api(name: str) -> WireApi:
+    """:func:`resolve_api` for what writes an api (the request codec, the
+    encoders, a gateway upstream): one of :data:`APIS`. A read-only api
+    raises ``ValueError`` saying that it is only read."""
+    api = resolve_api(name)
+    if api in APIS:
+        return api
+    raise ValueError(
+        f"unknown api {name!r} for requests and encoding: streamnorm reads {api} streams "
+        f"but does not write them; valid names: {', '.join(APIS)}"
+    )
