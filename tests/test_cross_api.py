@@ -54,11 +54,13 @@ TARGETS = {
     "google-generative-ai": ("google", "gemini-2.5-flash"),
 }
 
-ANSWERS = [
-    p
-    for p in json_files(RESPONSES)
-    if not ("error" in load_json(p) and "output" not in load_json(p) and "type" not in load_json(p))
-]
+
+def _answer(body: dict[str, Any]) -> bool:
+    """A response that is an answer, not an error body."""
+    return "error" not in body or body.get("type") == "message" or "output" in body
+
+
+ANSWERS = [p for p in json_files(RESPONSES) if _answer(load_json(p))]
 PAIRS = [(p, target) for p in ANSWERS for target in TARGETS]
 
 _OPENAI = f"openai {version('openai')}"
