@@ -212,7 +212,7 @@ class OpenAICompletionsDecoder(Decoder):
             self._progress(progress)
         choice = self._selected(choices)
         if choice is not None:
-            delta = as_dict(choice.get("delta"))
+            delta = self._choice_delta(choice)
             if not self._finished:
                 citations = payload.get("citations")
                 if isinstance(citations, list):
@@ -322,6 +322,24 @@ class OpenAICompletionsDecoder(Decoder):
                 self.builder.open_thinking(_THINKING, text=value)
         return True
 
+    def _choice_delta(self, choice: dict[str, Any]) -> dict[str, Any]:
+        """The choice's ``delta``; for the legacy ``/v1/completions`` stream
+        (``choices[].text``, no ``delta``) the text as content. A choice with
+        neither (a non-streaming ``message``, an unknown shape) says so with
+        ``unknown_delta``, unless it only ends the choice."""
+        delta = choice.get("delta")
+        if isinstance(delta, dict):
+            return delta
+        text = choice.get("text")
+        if isinstance(text, str):
+            return {"content": text}
+        if delta is not None or "message" in choice or choice.get("finish_reason") is None:
+            shape = "a non-streaming message" if "message" in choice else "no delta"
+            self.builder.diagnostic(
+                "unknown_delta", f"choice {self.choice} has {shape}", dumps_compact(choice)
+            )
+        return {}
+
     def _start(self, payload: dict[str, Any], response_id: str) -> None:
         model = as_str(payload.get("model"))
         self.builder.start(model or None, response_id or None)
@@ -359,10 +377,19 @@ class OpenAICompletionsDecoder(Decoder):
             self._executed_tools(executed)
         if isinstance(content, str):
             self._text(_TEXT, content)
+        elif content is not None and not isinstance(content, list):
+            self.builder.diagnostic(
+                "unknown_delta", f"content of type {type(content).__name__}", dumps_compact(content)
+            )
         for part in parts:
             part = as_dict(part)
-            if part.get("type") == "text":
+            kind = part.get("type")
+            if kind == "text":
                 self._text(_TEXT, as_str(part.get("text")))
+            elif kind != "thinking":
+                self.builder.diagnostic(
+                    "unknown_delta", f"a content part of type {kind!r}", dumps_compact(part)
+                )
         annotations = as_list(delta.get("annotations"))
         if annotations:
             if not self.builder.has(_TEXT):
