@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from streamnorm import (
     AssistantMessage,
+    ImageBlock,
     Message,
     Request,
     StopReason,
@@ -219,7 +220,10 @@ def _histories(draw: st.DrawFn) -> list[Message]:
     messages: list[Message] = []
     calls = 0
     for _ in range(draw(st.integers(1, 3))):
-        messages.append(UserMessage(draw(_words)))
+        text = draw(_words)
+        image = draw(st.sampled_from([None, "iVBORw0KGgo=", "R0lGODlhAQABAAAAACw="]))
+        content = (TextBlock(text), ImageBlock("image/png", image)) if image else text
+        messages.append(UserMessage(content))
         api, provider, model = draw(st.sampled_from(_ISSUERS))
         blocks: list[Any] = []
         if draw(st.booleans()):
@@ -260,3 +264,14 @@ def test_generated_histories_continue_on_every_api(history: list[Message], targe
     assert _calls(back.messages) == _calls(history)
     results = [m.content for m in back.messages if isinstance(m, ToolResultMessage)]
     assert results == [m.content for m in history if isinstance(m, ToolResultMessage)]
+    assert _images(back.messages) == _images(history)
+
+
+def _images(messages: Any) -> list[str | None]:
+    return [
+        b.data
+        for m in messages
+        if isinstance(m, UserMessage) and not isinstance(m.content, str)
+        for b in m.content
+        if isinstance(b, ImageBlock)
+    ]
