@@ -33,6 +33,16 @@ def body_id(path: Path) -> str:
     return f"{path.parent.name}/{path.name}"
 
 
+#: The URL path a Gemini body was sent to holds its model; the recorded
+#: bodies come without it.
+GEMINI_PATH = "/v1beta/models/gemini-recorded:streamGenerateContent?alt=sse"
+
+
+def request_path(api: str) -> str | None:
+    """The path to decode a recorded request body of ``api`` with."""
+    return GEMINI_PATH if api == "google-generative-ai" else None
+
+
 def load_json(path: Path) -> dict[str, Any]:
     value = json.loads(path.read_text())
     assert isinstance(value, dict)
@@ -213,3 +223,31 @@ def _genai_send(body: Mapping[str, Any]) -> Any:
     client.models.generate_content(model="gemini-2.5-flash", contents=contents, config=config)
     assert len(captured.bodies) == 1
     return captured.bodies[0]
+
+
+# ---------------------------------------------------------------------------
+# Damaging bodies
+
+#: Values of every JSON type, to put where another type belongs.
+JUNK: tuple[Any, ...] = (None, 1, "x", [], {}, [1], {"a": 1}, True, 2.5)
+
+
+def leaves(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """The path of every field and element below ``value``."""
+    out = [path] if path else []
+    items: Any = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    for key, item in items:
+        out.extend(leaves(item, (*path, key)))
+    return out
+
+
+def set_at(value: Any, path: tuple[Any, ...], new: Any) -> None:
+    for key in path[:-1]:
+        value = value[key]
+    value[path[-1]] = new

@@ -10,11 +10,12 @@ import random
 import struct
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from streamnorm import ContentBlock, Done, Error, Event, ToolCallBlock
+from streamnorm.apis import ApiName, resolve_api
 from streamnorm.normalizer import StreamNormalizer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -77,8 +78,8 @@ def fixture_id(path: Path) -> str:
     return f"{path.parent.name}/{path.name}"
 
 
-def api_of(path: Path) -> str:
-    return path.parent.name
+def api_of(path: Path) -> ApiName:
+    return cast("ApiName", path.parent.name)
 
 
 def load(name: str) -> bytes:
@@ -101,7 +102,7 @@ def random_split(data: bytes, rng: random.Random, max_size: int = 64) -> list[by
 
 def run(chunks: Iterable[bytes], api: str = "auto", **options: Any) -> list[Event]:
     """All events of a stream fed as ``chunks``, flush included."""
-    n = StreamNormalizer(api, **options)
+    n = StreamNormalizer(resolve_api(api, allow_auto=True), **options)
     events: list[Event] = []
     for chunk in chunks:
         events.extend(n.feed(chunk))

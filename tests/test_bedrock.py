@@ -531,6 +531,7 @@ def test_bytes_that_are_not_an_event_stream() -> None:
     assert end.kind == "protocol"
     end = failed(run_bytes(b'data: {"type":"message_start"}\n\n', "bedrock-converse-stream"))
     assert end.kind == "protocol"
+    assert failed(run_bytes(b"{}", "bedrock-invoke-stream")).kind == "protocol"
     end = failed(run_bytes(b"", "bedrock"))
     assert end.kind == "truncated"
 

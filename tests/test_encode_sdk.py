@@ -33,7 +33,6 @@ PAIRS = [(p, target) for p in fixture_paths() for target in APIS]
 IDS = [f"{fixture_id(p)}->{target}" for p, target in PAIRS]
 
 #: (fixture, target) → {field: why} — every entry is a loss docs/encoding.md lists.
-_REFUSAL = "refusal flag arrives only with the block's end (encoding.md 'Losses: refusal')"
 KNOWN: dict[tuple[str, str], dict[str, str]] = {}
 
 
@@ -43,7 +42,7 @@ def _known(fixture: str, targets: tuple[str, ...], fields: dict[str, str]) -> No
 
 
 _OTHERS = ("anthropic-messages", "openai-completions", "google-generative-ai")
-_CUT = "the SDK parses a cut call's arguments in partial mode and drops a cut string"
+_CUT = "the SDK drops the cut string of a call cut off (encoding.md 'Cut tool calls')"
 _CORRECTED = "the source's final item corrected text already streamed (encoding.md 'Corrections')"
 _known("anthropic-messages/max-tokens-mid-tool-input.sse", ("anthropic-messages",), {"calls": _CUT})
 _known("openai-responses/shell-tool-container.sse", _OTHERS, {"text": _CORRECTED})

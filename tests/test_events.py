@@ -21,6 +21,7 @@ from streamnorm import (
     normalize,
     samples,
 )
+from streamnorm.apis import resolve_api
 from streamnorm.events import EVENT_TYPES
 from streamnorm.partial_json import apply_ops
 
@@ -40,7 +41,7 @@ def test_every_event_class_names_its_type() -> None:
 def _all_events() -> list[Event]:
     events: list[Event] = []
     for name in samples.names():
-        events.extend(normalize([samples.read(name)], name))
+        events.extend(normalize([samples.read(name)], resolve_api(name)))
     return events
 
 

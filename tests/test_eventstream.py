@@ -160,9 +160,28 @@ def test_exception_and_error_frames_in_feed_raw() -> None:
     )
     raw = EventStreamDecoder().feed_raw(exception + not_json + error)
     assert [(name, json.loads(data), kind) for name, data, kind, _ in raw] == [
-        ("exception:throttlingException", {"message": "slow down"}, "exception"),
-        ("exception:internalServerException", {"message": "boom"}, "exception"),
-        ("error:InternalFailure", {"message": "oops"}, "error"),
+        (
+            "exception:throttlingException",
+            {"error": {"type": "throttlingException", "message": "slow down"}},
+            "exception",
+        ),
+        (
+            "exception:internalServerException",
+            {"error": {"type": "internalServerException", "message": "boom"}},
+            "exception",
+        ),
+        (
+            "error:InternalFailure",
+            {"error": {"type": "InternalFailure", "message": "oops"}},
+            "error",
+        ),
+    ]
+    # feed() gives the frames as they are.
+    messages = EventStreamDecoder().feed(exception + not_json + error)
+    assert [(m.message_type, m.name, m.payload) for m in messages] == [
+        ("exception", "throttlingException", b'{"message":"slow down"}'),
+        ("exception", "internalServerException", b"boom"),
+        ("error", "InternalFailure", b""),
     ]
 
 
@@ -317,3 +336,8 @@ def test_flush_at_the_start_or_after_whole_frames_is_quiet() -> None:
     with pytest.raises(EventStreamError) as info:
         decoder.flush()
     assert info.value.kind == "truncated" and "prelude" in info.value.detail
+    decoder = EventStreamDecoder()
+    decoder.feed(b"data:")  # too short for a prelude, but text: not a cut stream
+    with pytest.raises(EventStreamError) as info:
+        decoder.flush()
+    assert info.value.kind == "protocol"

@@ -41,6 +41,7 @@ from streamnorm import (
     anormalize,
     normalize,
 )
+from streamnorm.apis import ApiName
 from streamnorm.normalizer import StreamNormalizer
 from streamnorm.sse import SSEDecoder
 
@@ -61,7 +62,7 @@ DIRECT_CUTS = 20
 # Truncation at every offset
 
 
-def _stop_signal(api: str, payload: Any) -> bool:
+def _stop_signal(api: ApiName, payload: Any) -> bool:
     """Whether ``payload`` carries a stop value of choice / candidate 0 that
     makes end of input a normal end (providers.md §7). Independent of the
     decoders on purpose."""
@@ -93,7 +94,7 @@ class _Reference:
     """A fixture fed one complete SSE event at a time: the events emitted
     after each, and whether a stop value had arrived by then."""
 
-    def __init__(self, data: bytes, api: str) -> None:
+    def __init__(self, data: bytes, api: ApiName) -> None:
         self.blocks = split_blocks(data)
         self.ends: list[int] = []
         self.counts = [0]
@@ -149,7 +150,7 @@ def _complete(data: str) -> bool:
 _TAIL_EVENTS = (BlockEnd, NormalizationError, ToolCallDelta, UsageUpdate)
 
 
-def _check_cut(data: bytes, api: str, ref: _Reference, cut: int, events: list[Event]) -> None:
+def _check_cut(data: bytes, api: ApiName, ref: _Reference, cut: int, events: list[Event]) -> None:
     end = terminal(events)
     k = ref.complete_blocks(data, cut)
     expected = ref.events[: ref.counts[k]]
@@ -184,7 +185,7 @@ def _offsets(path: Path, ref: _Reference, size: int) -> list[int]:
     return sorted(c for c in cuts if 0 <= c <= size)
 
 
-def _cut_streams(data: bytes, api: str, cuts: list[int]) -> Iterator[tuple[int, list[Event]]]:
+def _cut_streams(data: bytes, api: ApiName, cuts: list[int]) -> Iterator[tuple[int, list[Event]]]:
     """``(cut, events of data[:cut] then end of input)`` for each cut, in
     order. The bytes are fed once; each cut's end of input is a copy of the
     normalizer at that point, flushed. By chunk invariance (tests/test_fixtures)
@@ -378,7 +379,7 @@ def test_base_exceptions_and_thrown_exceptions_are_not_source_errors() -> None:
 
 def test_programming_errors_raise() -> None:
     with pytest.raises(ValueError):
-        StreamNormalizer("no-such-api")
+        StreamNormalizer("no-such-api")  # type: ignore[arg-type]
     n = StreamNormalizer("anthropic-messages")
     n.flush()
     with pytest.raises(RuntimeError):

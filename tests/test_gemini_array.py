@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 from google.genai import types
@@ -32,7 +32,7 @@ from .support import (
     split_every,
 )
 
-API = "google-generative-ai"
+API: Final = "google-generative-ai"
 PATHS = extra_fixture_paths("gemini-json-array")
 
 

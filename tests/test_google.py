@@ -28,6 +28,7 @@ from streamnorm import (
     ToolCallDelta,
     Usage,
 )
+from streamnorm.apis import ApiName
 from streamnorm.normalizer import StreamNormalizer
 
 from .support import (
@@ -45,7 +46,7 @@ from .support import (
     terminal,
 )
 
-API = "google-generative-ai"
+API: ApiName = "google-generative-ai"
 PATHS = fixture_paths(API)
 
 

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from streamnorm import normalize
+from streamnorm.apis import ApiName
 from streamnorm.events import (
     BlockEnd,
     Done,
@@ -42,7 +43,7 @@ from .support import FIXTURES
 from .test_inline_samples import run_stream, upstream
 
 CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
-API = "openai-completions"
+API: ApiName = "openai-completions"
 
 
 def message(

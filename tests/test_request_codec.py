@@ -5,6 +5,7 @@ carry a foreign issuer's opaque state back to it."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -33,7 +34,10 @@ from streamnorm import (
 )
 from streamnorm.envelope import Issuer, wrap, wrap_bytes
 
+from .request_support import genai_request, sdk_send, sdk_validate
+
 APIS = ("anthropic-messages", "openai-responses", "openai-completions", "google-generative-ai")
+PROVIDERS = dict(zip(APIS, ("anthropic", "openai", "openai", "google"), strict=True))
 PNG = "iVBORw0KGgo="
 WEATHER = Tool(
     "get_weather",
@@ -794,9 +798,23 @@ def test_sanitize_demotes_a_foreign_turn() -> None:
 
 
 @pytest.mark.parametrize("api", APIS)
-def test_encoded_history_keeps_the_structural_rules(api: str) -> None:
-    body = encoded(api).body
+def test_encoded_history_keeps_the_rules_and_fits_the_sdk(api: str) -> None:
+    options: dict[str, Any] = {
+        "system": "Be brief.",
+        "tool_choice": "auto",
+        "reasoning": Reasoning(effort="low"),
+        "response_format": ResponseFormat("json_schema", {"type": "object"}),
+        "max_tokens": 64,
+    }
+    request = Request("m-1", tuple(history()), tools=(WEATHER,), **options)
+    body = dict(encode_request(request, api, provider=PROVIDERS[api]).body)
     assert validate_request_body(body, api) == []
+    if api == "google-generative-ai":
+        genai_request(body)
+        assert "contents" in sdk_send(api, body)
+    else:
+        assert sdk_validate(api, body) == []
+        assert sdk_send(api, body) == body
 
 
 @pytest.mark.parametrize(
@@ -861,3 +879,234 @@ def test_structural_validators_find_problems(api: str, body: dict[str, Any], pro
     assert any(problem in p for p in validate_request_body(body, api)), validate_request_body(
         body, api
     )
+
+
+def test_responses_turn_carrier_signs_gemini_text_and_calls() -> None:
+    entries = [[0, "text", "c2ln"], [1, "toolcall", "c2lnMg=="]]
+    body = {
+        "input": [
+            {"role": "user", "content": "q"},
+            {
+                "type": "reasoning",
+                "id": "rs_c",
+                "summary": [],
+                "encrypted_content": wrap(GEMINI, "turn", entries),
+            },
+            {
+                "type": "message",
+                "role": "assistant",
+                "id": "msg_c",
+                "content": [{"type": "output_text", "text": "a", "annotations": []}],
+            },
+            {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c1", "output": "r"},
+        ]
+    }
+    request = decode_request(body, "openai-responses")
+    turn = _only_turn(request)
+    assert (turn.api, turn.model) == ("google-generative-ai", "gemini-2.5-flash")
+    assert turn.content == (TextBlock("a", "c2ln"), ToolCallBlock("c1", "f", {}, "{}", "c2lnMg=="))
+    parts = encode_request(
+        Request("gemini-2.5-flash", request.messages), "gemini", provider="google"
+    ).body["contents"][1]["parts"]
+    assert parts == [
+        {"text": "a", "thoughtSignature": "c2ln"},
+        {"functionCall": {"id": "c1", "name": "f", "args": {}}, "thoughtSignature": "c2lnMg=="},
+    ]
+
+
+def test_gemini_redacted_envelope_and_junk_entries() -> None:
+    carrier = wrap_bytes(CLAUDE, "turn", [[5, "text", "x"], [0, "toolcall", "y"], "junk"])
+    body = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "q"}]},
+            {
+                "role": "model",
+                "parts": [
+                    {
+                        "text": "",
+                        "thought": True,
+                        "thoughtSignature": wrap_bytes(CLAUDE, "redacted", "DATA"),
+                    },
+                    {"text": "", "thought": True, "thoughtSignature": carrier},
+                    {"text": "a"},
+                ],
+            },
+        ]
+    }
+    turn = _only_turn(decode_request(body, "gemini"))
+    # Entries out of range or of the wrong kind sign nothing.
+    assert turn.content == (ThinkingBlock("", "DATA", redacted=True), TextBlock("a"))
+    assert turn.api == "anthropic-messages"
+
+
+def test_an_ordinary_signature_is_not_an_envelope() -> None:
+    body = {
+        "contents": [
+            {
+                "role": "model",
+                "parts": [{"text": "t", "thought": True, "thoughtSignature": "c252MQ=="}],
+            }
+        ]
+    }
+    turn = _only_turn(
+        decode_request(body, "gemini", path="/v1beta/models/gemini-2.5-flash:generateContent")
+    )
+    assert (turn.api, turn.model, turn.content) == (
+        "google-generative-ai",
+        "gemini-2.5-flash",
+        (ThinkingBlock("t", "c252MQ=="),),
+    )
+
+
+def test_anthropic_thinking_rules() -> None:
+    foreign = assistant(
+        TextBlock("calling"), call(), api="openai-responses", model="gpt-5", provider="openai"
+    )
+    loop: list[Message] = [
+        UserMessage("q"),
+        foreign,
+        ToolResultMessage("toolu_1", "get_weather", "sunny"),
+    ]
+    request = Request(
+        "claude-sonnet-4-5",
+        tuple(loop),
+        tools=(WEATHER,),
+        reasoning=Reasoning(budget_tokens=2048),
+        tool_choice="required",
+    )
+    body = encode_request(request, "anthropic", provider="anthropic").body
+    # The last assistant turn of the loop cannot start with thinking: thinking is off.
+    assert "thinking" not in body
+    assert validate_request_body(body, "anthropic") == []
+    fresh = Request(
+        "claude-sonnet-4-5",
+        (UserMessage("q"),),
+        tools=(WEATHER,),
+        reasoning=Reasoning(budget_tokens=2048),
+        tool_choice="get_weather",
+    )
+    body = encode_request(fresh, "anthropic").body
+    # Manual thinking with a forced tool is refused: the model chooses.
+    assert body["thinking"]["type"] == "enabled" and body["tool_choice"] == {"type": "auto"}
+
+
+def test_anthropic_tool_schema_root_is_an_object() -> None:
+    tools = (
+        Tool("a", parameters={}),
+        Tool("b", parameters={"type": "string"}),
+        Tool("c", parameters={"properties": {"x": {}}}),
+    )
+    sent = encode_request(Request("m", (UserMessage("q"),), tools=tools), "anthropic").body["tools"]
+    assert [t["input_schema"] for t in sent] == [
+        {"type": "object"},
+        {"type": "object", "properties": {}},
+        {"type": "object", "properties": {"x": {}}},
+    ]
+
+
+def test_gemini_cached_content_strips_what_it_holds() -> None:
+    request = Request(
+        "gemini-2.5-flash",
+        (UserMessage("q"),),
+        system="S",
+        tools=(WEATHER,),
+        tool_choice="auto",
+        extra={"google-generative-ai": {"cachedContent": "cachedContents/abc"}},
+    )
+    body = encode_request(request, "gemini").body
+    assert body["cachedContent"] == "cachedContents/abc"
+    assert not {"systemInstruction", "tools", "toolConfig"} & set(body)
+    assert validate_request_body(body, "gemini") == []
+
+
+def test_gemini_needs_a_model() -> None:
+    with pytest.raises(ValueError, match=r"^model"):
+        encode_request(Request(None, (UserMessage("q"),)), "gemini")
+
+
+def test_headers_that_change_the_meaning_are_kept_for_their_api() -> None:
+    body = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 5,
+        "messages": [{"role": "user", "content": "q"}],
+    }
+    sent = {
+        "Anthropic-Beta": "interleaved-thinking-2025-05-14",
+        "anthropic-version": "2023-06-01",
+        "x-api-key": "secret",
+        "Authorization": "Bearer secret",
+    }
+    request = decode_request(body, "anthropic", headers=sent)
+    assert request.headers == {
+        "anthropic-messages": {
+            "anthropic-beta": "interleaved-thinking-2025-05-14",
+            "anthropic-version": "2023-06-01",
+        }
+    }
+    assert "secret" not in json.dumps(request.to_dict())
+    assert (
+        encode_request(request, "anthropic").headers["anthropic-beta"]
+        == "interleaved-thinking-2025-05-14"
+    )
+    assert "anthropic-beta" not in encode_request(request, "openai-responses").headers
+    assert Request.from_dict(request.to_dict()) == request
+
+
+def test_documents_in_every_api() -> None:
+    pdf = DocumentBlock("application/pdf", "JVBE", name="a.pdf")
+    linked = DocumentBlock("application/pdf", url="https://example.com/b.pdf")
+    messages = [UserMessage((pdf, linked))]
+    a = encoded("anthropic-messages", messages=messages).body["messages"][0]["content"]
+    assert a[0] == {
+        "type": "document",
+        "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBE"},
+        "title": "a.pdf",
+    }
+    assert a[1]["source"] == {"type": "url", "url": "https://example.com/b.pdf"}
+    r = encoded("openai-responses", messages=messages).body["input"][0]["content"]
+    assert r == [
+        {
+            "type": "input_file",
+            "file_data": "data:application/pdf;base64,JVBE",
+            "filename": "a.pdf",
+        },
+        {"type": "input_file", "file_url": "https://example.com/b.pdf"},
+    ]
+    c = encoded("openai-completions", messages=messages).body["messages"][0]["content"]
+    assert c[0] == {
+        "type": "file",
+        "file": {"file_data": "data:application/pdf;base64,JVBE", "filename": "a.pdf"},
+    }
+    assert c[1] == {"type": "text", "text": "[document: https://example.com/b.pdf]"}
+    g = encoded("gemini", messages=messages).body["contents"][0]["parts"]
+    assert g[1] == {
+        "fileData": {"mimeType": "application/pdf", "fileUri": "https://example.com/b.pdf"}
+    }
+    for api in APIS:
+        back = decode_request(
+            encoded(api, messages=messages).body, api, path="/v1beta/models/m:generateContent"
+        )
+        first = back.messages[0].content[0]
+        assert isinstance(first, DocumentBlock) and first.data == "JVBE"
+
+
+def test_gemini_file_data_gets_a_type() -> None:
+    body = {
+        "max_tokens": 5,
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "image",
+                        "source": {"type": "url", "url": "https://example.com/cat.png"},
+                    }
+                ],
+            }
+        ],
+    }
+    request = decode_request(body, "anthropic")
+    sent = encode_request(replace(request, model="gemini-2.5-flash"), "gemini").body
+    part = sent["contents"][0]["parts"][0]
+    assert part == {"fileData": {"mimeType": "image/png", "fileUri": "https://example.com/cat.png"}}

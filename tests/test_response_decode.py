@@ -7,7 +7,9 @@ The non-streaming form gives the message the streaming form gives."""
 from __future__ import annotations
 
 import base64
+import copy
 import json
+import random
 from importlib.metadata import version
 from typing import Any
 
@@ -25,7 +27,7 @@ from streamnorm import (
     detect_response_api,
 )
 
-from .request_support import RESPONSES, body_id, json_files, load_json
+from .request_support import JUNK, RESPONSES, body_id, json_files, leaves, load_json, set_at
 from .support import needs_fixtures, run_bytes
 
 pytestmark = needs_fixtures
@@ -378,3 +380,18 @@ def test_bad_response_body_raises_value_error() -> None:
         decode_response(b"{oops", "anthropic")
     with pytest.raises(ValueError, match="expected a JSON object"):
         decode_response(b"[1]", "openai-responses")
+
+
+@pytest.mark.parametrize("path", BODIES, ids=body_id)
+def test_a_damaged_response_still_decodes(path: Any) -> None:
+    """Fields of a real response replaced by values of other types: a
+    response is read as a stream is, so nothing raises; a message comes back."""
+    api, body = path.parent.name, load_json(path)
+    rng = random.Random(body_id(path))
+    for _ in range(20):
+        damaged = copy.deepcopy(body)
+        for _ in range(rng.randint(1, 3)):
+            found = leaves(damaged)
+            if found:
+                set_at(damaged, rng.choice(found), copy.deepcopy(rng.choice(JUNK)))
+        assert isinstance(decode_response(damaged, api), AssistantMessage)

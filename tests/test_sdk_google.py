@@ -32,6 +32,7 @@ from streamnorm import (
     Usage,
     UserMessage,
 )
+from streamnorm.apis import ApiName
 from streamnorm.integrations.sdk import iter_chunk_events
 from streamnorm.sanitize import sanitize_messages_for_target, validate_history_for_target
 
@@ -42,7 +43,7 @@ httpx = pytest.importorskip("httpx")
 from google.genai import errors as genai_errors  # noqa: E402
 from google.genai import types  # noqa: E402
 
-API = "google-generative-ai"
+API: ApiName = "google-generative-ai"
 PATHS = fixture_paths(API)
 
 

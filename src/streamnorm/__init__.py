@@ -1,6 +1,6 @@
 """streamnorm: one canonical event stream for every LLM streaming API."""
 
-from .apis import APIS, resolve_api
+from .apis import APIS, READ_ONLY_APIS, ApiName, WireApi, resolve_api
 from .codec import (
     decode_request,
     decode_response,
@@ -43,12 +43,16 @@ from .messages import (
     message_from_dict,
 )
 from .normalizer import StreamNormalizer, anormalize, normalize
-from .partial_json import parse_partial_json
+from .options import NormalizerOptions
+from .partial_json import ArgsOp, apply_ops, parse_partial_json
 from .request import ProviderTool, Reasoning, Request, ResponseFormat, Tool, WireRequest
 from .sanitize import sanitize_messages_for_target, validate_history_for_target
 
 __all__ = [
     "APIS",
+    "READ_ONLY_APIS",
+    "ApiName",
+    "ArgsOp",
     "AssistantMessage",
     "BlockEnd",
     "ContentBlock",
@@ -59,6 +63,7 @@ __all__ = [
     "ImageBlock",
     "Message",
     "NormalizationError",
+    "NormalizerOptions",
     "NormalizingStream",
     "ParserOutput",
     "PromptProgress",
@@ -84,9 +89,11 @@ __all__ = [
     "UsageUpdate",
     "UserContent",
     "UserMessage",
+    "WireApi",
     "WireRequest",
     "aencode_stream",
     "anormalize",
+    "apply_ops",
     "block_from_dict",
     "decode_request",
     "decode_response",

@@ -2,10 +2,32 @@
 
 from __future__ import annotations
 
-__all__ = ["ALIASES", "APIS", "READ_ONLY_APIS", "resolve_api"]
+from typing import Literal, cast
+
+__all__ = ["ALIASES", "APIS", "READ_ONLY_APIS", "ApiName", "WireApi", "resolve_api"]
+
+#: A canonical wire API name, as a type (``tests/test_entry_points.py`` keeps
+#: it equal to the names :func:`resolve_api` returns).
+WireApi = Literal[
+    "anthropic-messages",
+    "openai-responses",
+    "openai-completions",
+    "google-generative-ai",
+    "bedrock-converse-stream",
+    "bedrock-invoke-stream",
+    "ollama-chat",
+    "cohere-chat",
+]
+
+#: Every name an ``api`` argument accepts: a wire API, an alias, or
+#: ``"auto"``/``"openai"`` (detected from the first event). Kept equal to the
+#: names :func:`resolve_api` lists by the same test.
+ApiName = Literal[
+    WireApi, "anthropic", "google", "gemini", "bedrock", "ollama", "cohere", "auto", "openai"
+]
 
 #: The four wire APIs, in the order the docs list them.
-APIS: tuple[str, ...] = (
+APIS: tuple[WireApi, ...] = (
     "anthropic-messages",
     "openai-responses",
     "openai-completions",
@@ -14,7 +36,7 @@ APIS: tuple[str, ...] = (
 
 #: Wire APIs that streamnorm reads but does not yet speak (no request codec,
 #: no encoders, no samples): valid wherever a stream is normalized.
-READ_ONLY_APIS: tuple[str, ...] = (
+READ_ONLY_APIS: tuple[WireApi, ...] = (
     "bedrock-converse-stream",
     "bedrock-invoke-stream",
     "ollama-chat",
@@ -32,18 +54,20 @@ ALIASES: dict[str, str] = {
 }
 
 
-def resolve_api(name: str, *, allow_auto: bool = False) -> str:
+def resolve_api(name: str, *, allow_auto: bool = False) -> WireApi | Literal["auto"]:
     """Return the canonical api for ``name`` (an api or an alias).
 
     With ``allow_auto``, ``"auto"`` and ``"openai"`` resolve to ``"auto"``
     (detected from the first event). Anything else raises ``ValueError``
-    listing the valid names: an unknown api is a programming error.
+    listing the valid names: an unknown api is a programming error. A
+    ``str`` read from elsewhere (a config file, a command line) becomes an
+    api name the entry points' types accept this way.
     """
     key = name.strip().lower() if isinstance(name, str) else name
     if key in APIS or key in READ_ONLY_APIS:
         return key
     if key in ALIASES:
-        return ALIASES[key]
+        return cast("WireApi", ALIASES[key])
     if allow_auto and key in ("auto", "openai"):
         return "auto"
     valid = [*APIS, *READ_ONLY_APIS, *ALIASES, *(("auto", "openai") if allow_auto else ())]

@@ -35,13 +35,14 @@ frame is whole. A frame that fails any check raises `EventStreamError` with
 the frames before it; the end of the input inside a frame is reported by
 `EventStreamDecoder.flush`.
 
-Cost: O(len(chunk)) per `feed`. A frame's bytes are copied into the buffer
-once at most (only a frame cut by a chunk boundary is buffered, and it is
-not scanned again until enough bytes for it have arrived), checksummed once
-(``binascii.crc32``, in C) and sliced once. Header blocks are parsed in
-Python, so the decoder remembers a few dozen small ones: a stream repeats
-the same three headers on every frame of a type, and those then cost a
-dictionary lookup.
+Cost: O(len(chunk)) per `feed`. Only a frame cut by a chunk boundary is
+buffered; it is not looked at again until enough bytes for it have arrived,
+and then copied once more with the chunk that completed it. Each frame is
+checksummed twice (prelude and message, ``binascii.crc32``, in C) and
+sliced into header block and payload. Header blocks are parsed in Python,
+so the decoder remembers a few dozen small ones: a stream repeats the same
+three headers on every frame of a type, and those then cost a dictionary
+lookup. `benchmarks/eventstream.py` has the figures.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, Literal, NoReturn, TypeAlias
 
-from ._json import dumps_compact
+from ._json import dumps_compact, loads
 from .sse import RawEvent
 
 __all__ = [
@@ -214,8 +215,7 @@ class EventStreamDecoder:
         self._buf = bytearray()  # the start of a frame that is not whole yet
         self._need = 0  # its total length, once its prelude has been checked
         self._offset = 0  # stream offset of _buf[0]
-        # header block -> (headers, name, message type)
-        self._cache: dict[bytes, tuple[Mapping[str, HeaderValue], str, str]] = {}
+        self._cache: dict[bytes, _Known] = {}  # header block -> what it says
         self._error: EventStreamError | None = None
 
     @property
@@ -225,8 +225,8 @@ class EventStreamDecoder:
 
     def feed(self, chunk: bytes) -> list[EventStreamMessage]:
         """The frames that ``chunk`` completes; raises `EventStreamError`."""
-        frames, bad = self._frames(chunk)
-        out = [EventStreamMessage(headers, payload) for headers, _, _, payload in frames]
+        out: list[EventStreamMessage] = []
+        _, bad = self._frames(chunk, out)
         if bad is not None:
             self._fail(bad, out)
         return out
@@ -238,18 +238,13 @@ class EventStreamDecoder:
         ``message_type + ":"`` before it for frames that are not events
         (``exception:throttlingException``), a name no event type has.
 
-        The payload is what a JSON decoder reads: an event's as sent; an
-        exception's as sent when it is a JSON object, else ``{"message":
-        <its text>}``; an error's (whose text travels in its ``:error-message``
-        header) ``{"message": <that header>}``.
+        The payload is what a JSON decoder reads: an event's as sent; for an
+        exception or an error, the error body ``{"error": {"type": <its
+        name>, "message": <its text>, …}}``, with the fields of an
+        exception's JSON payload, or its text as the message; an error's
+        text is its ``:error-message`` header.
         """
-        frames, bad = self._frames(chunk)
-        out: list[RawEvent] = []
-        for headers, name, kind, payload in frames:
-            if kind == "event":
-                out.append((name, payload, kind, None))
-            else:
-                out.append((f"{kind}:{name}", _error_payload(headers, kind, payload), kind, None))
+        out, bad = self._frames(chunk, None)
         if bad is not None:
             self._fail(bad, out)
         return out
@@ -261,6 +256,8 @@ class EventStreamDecoder:
             raise self._error
         if self._buf:
             got, need = len(self._buf), self._need
+            if not self._offset and looks_like_event_stream(bytes(self._buf)) is False:
+                self._fail(_Bad("protocol", "the input is not an AWS event stream"), [])
             detail = (
                 f"the stream ended inside a frame ({got} of its {need} bytes)"
                 if need
@@ -270,77 +267,89 @@ class EventStreamDecoder:
 
     # -- internals --------------------------------------------------------
 
-    def _frames(self, chunk: bytes) -> tuple[list[_Frame], _Bad | None]:
-        """The whole frames of the input so far, checked, and the check that
-        failed (None if none did); the rest of a frame waits in _buf."""
+    def _frames(
+        self, chunk: bytes, messages: list[EventStreamMessage] | None
+    ) -> tuple[list[RawEvent], _Bad | None]:
+        """The whole frames of the input so far, checked, as `feed_raw` gives
+        them (and as `EventStreamMessage` values into ``messages`` if given),
+        and the check that failed (None if none did). The start of an unfinished
+        frame waits in _buf, not looked at again until enough bytes for it
+        have arrived."""
         if self._error is not None:
             raise self._error
         buf = self._buf
         if buf:
             buf += chunk
             if len(buf) < max(self._need, 12):
-                return [], None  # still not whole: O(len(chunk)), nothing rescanned
-            data: bytes | bytearray = buf
+                return [], None  # still not whole: O(len(chunk))
+            # At least one frame is whole now: the copy costs O(len(chunk) +
+            # that frame), and what is left over comes from this chunk.
+            data = bytes(buf)
+            buf.clear()
         else:
             data = chunk
-        frames: list[_Frame] = []
-        bad: _Bad | None = None
-        pos, end = 0, len(data)
-        with memoryview(data) as view:
-            try:
-                while end - pos >= 12:
-                    total = self._need or self._check_prelude(view, pos)
-                    if end - pos < total:
-                        self._need = total
-                        break
-                    self._need = 0
-                    frames.append(self._frame(view, pos, total))
-                    pos += total
-            except _Bad as exc:
-                bad = exc
-                bad.offset = self._offset + pos
-        if bad is not None:
-            return frames, bad
+        frames: list[RawEvent] = []
+        pos, bad = self._scan(data, frames, messages)
         self._offset += pos
-        if buf:
-            del buf[:pos]  # (deleting the head of a bytearray is O(1) in CPython)
-        elif pos < end:
-            buf += chunk[pos:]
-        return frames, None
+        if bad is None and pos < len(data):
+            buf += data[pos:]  # one frame at most, within the limit (or < 12 bytes)
+        return frames, bad
 
-    def _check_prelude(self, view: memoryview, pos: int) -> int:
-        """The total length of the frame at ``pos`` once its prelude is
-        trusted; raises `_Bad` before anything after the prelude is kept."""
-        total, headers, crc = _PRELUDE.unpack_from(view, pos)
-        if crc32(view[pos : pos + 8]) != crc:
-            raise _Bad("protocol", "the prelude CRC does not match")
-        if total < _OVERHEAD or headers > total - _OVERHEAD:
+    def _scan(
+        self, data: bytes, frames: list[RawEvent], messages: list[EventStreamMessage] | None
+    ) -> tuple[int, _Bad | None]:
+        """Check and cut the whole frames at the start of ``data`` into
+        ``frames`` (see `_frames`); returns where the first unfinished frame
+        starts and the check that failed. The hot loop: per frame, two CRCs,
+        three slices and a dictionary lookup of the header block, in C."""
+        unpack, word, get, limit = (
+            _PRELUDE.unpack_from,
+            _U32.unpack_from,
+            self._cache.get,
+            self._max,
+        )
+        append = frames.append
+        pos, end = 0, len(data)
+        self._need = 0
+        try:
+            while end - pos >= 12:
+                total, length, crc = unpack(data, pos)
+                stop = pos + total
+                if (
+                    stop > end
+                    or crc32(data[pos : pos + 8]) != crc
+                    or not 16 + length <= total <= limit
+                ):
+                    _check_prelude(data, pos, limit)
+                    self._need = total  # the prelude holds: the frame is not whole yet
+                    break
+                last = stop - 4
+                if crc32(data[pos + 8 : last], crc) != word(data, last)[0]:
+                    raise _Bad("protocol", "the message CRC does not match")
+                start = pos + 12 + length
+                known = get(data[pos + 12 : start]) or self._learn(data[pos + 12 : start])
+                payload = data[start:last]
+                append(
+                    (known[1], payload, "event", None) if known[3] else _raw_error(known, payload)
+                )
+                if messages is not None:
+                    messages.append(EventStreamMessage(known[0], payload))
+                pos = stop
+        except _Bad as bad:
+            bad.offset = self._offset + pos
+            return pos, bad
+        return pos, None
+
+    def _learn(self, block: bytes) -> _Known:
+        """Parse a header block not seen yet; remember it if there is room."""
+        if len(block) > _MAX_HEADERS:
             raise _Bad(
-                "protocol",
-                f"impossible lengths: a frame of {total} bytes with {headers} bytes of headers",
+                "protocol", f"{len(block)} bytes of headers (at most {_MAX_HEADERS} allowed)"
             )
-        if headers > _MAX_HEADERS:
-            raise _Bad("protocol", f"{headers} bytes of headers (at most {_MAX_HEADERS} allowed)")
-        if total > self._max:
-            raise _Bad("limit", f"a frame of {total} bytes exceeds max_frame_bytes ({self._max})")
-        return int(total)
-
-    def _frame(self, view: memoryview, pos: int, total: int) -> _Frame:
-        """The whole frame at ``pos``: message CRC, headers, payload."""
-        last = pos + total - 4
-        (crc,) = _U32.unpack_from(view, last)
-        if crc32(view[pos:last]) != crc:
-            raise _Bad("protocol", "the message CRC does not match")
-        (length,) = _U32.unpack_from(view, pos + 4)
-        start = pos + 12 + length
-        block = view[pos + 12 : start].tobytes()
-        known = self._cache.get(block)
-        if known is None:
-            known = _describe(_parse_headers(block))
-            if len(block) <= _CACHED_BLOCK and len(self._cache) < _CACHE:
-                self._cache[block] = known
-        headers, name, kind = known
-        return headers, name, kind, view[start:last].tobytes()
+        known = _describe(_parse_headers(block))
+        if len(block) <= _CACHED_BLOCK and len(self._cache) < _CACHE:
+            self._cache[block] = known
+        return known
 
     def _fail(self, bad: _Bad, done: list[EventStreamMessage] | list[RawEvent]) -> NoReturn:
         self._buf = bytearray()
@@ -349,17 +358,33 @@ class EventStreamDecoder:
         raise self._error
 
 
-#: A checked frame: headers, name, message type, payload.
-_Frame: TypeAlias = "tuple[Mapping[str, HeaderValue], str, str, bytes]"
+#: What the decoder knows of a header block: headers, name, message type,
+#: and whether that is ``event``.
+_Known: TypeAlias = "tuple[Mapping[str, HeaderValue], str, str, bool]"
 
 
-def _describe(headers: dict[str, HeaderValue]) -> tuple[Mapping[str, HeaderValue], str, str]:
+def _check_prelude(data: bytes, pos: int, limit: int) -> None:
+    """Raise the `_Bad` that the prelude at ``pos`` deserves, if any. The CRC
+    comes first: until it holds, the lengths are noise."""
+    total, length, crc = _PRELUDE.unpack_from(data, pos)
+    if crc32(data[pos : pos + 8]) != crc:
+        raise _Bad("protocol", "the prelude CRC does not match")
+    if total < _OVERHEAD or length > total - _OVERHEAD:
+        raise _Bad(
+            "protocol",
+            f"impossible lengths: a frame of {total} bytes with {length} bytes of headers",
+        )
+    if total > limit:
+        raise _Bad("limit", f"a frame of {total} bytes exceeds max_frame_bytes ({limit})")
+
+
+def _describe(headers: dict[str, HeaderValue]) -> _Known:
     """Headers (read-only), the frame's name and its message type."""
     kind = headers.get(":message-type")
     if not isinstance(kind, str):
         kind = "event"
     name = headers.get(_NAME_HEADER.get(kind, ":event-type"))
-    return MappingProxyType(headers), name if isinstance(name, str) else "", kind
+    return MappingProxyType(headers), name if isinstance(name, str) else "", kind, kind == "event"
 
 
 def _parse_headers(block: bytes) -> dict[str, HeaderValue]:
@@ -411,13 +436,22 @@ def _value(block: bytes, kind: int, pos: int) -> tuple[HeaderValue, int]:
     raise _Bad("protocol", f"unknown header value type {kind}")
 
 
-def _error_payload(headers: Mapping[str, HeaderValue], kind: str, payload: bytes) -> bytes:
-    """The JSON object a decoder reads for an exception or error frame."""
-    if kind == "exception" and payload.lstrip()[:1] == b"{":
-        return payload
+def _raw_error(known: _Known, payload: bytes) -> RawEvent:
+    """An exception or error frame as `EventStreamDecoder.feed_raw` gives it:
+    the error object every decoder and the normalizer read (once a stream)."""
+    headers, name, kind, _ = known
+    error: dict[str, object] = {}
     if kind == "exception":
-        text = payload.decode("utf-8", "replace")
+        try:
+            body = loads(payload)
+        except ValueError:
+            body = None
+        if isinstance(body, dict):
+            error.update(body)
+        else:
+            error["message"] = payload.decode("utf-8", "replace")
     else:
         message = headers.get(":error-message")
-        text = message if isinstance(message, str) else ""
-    return dumps_compact({"message": text}).encode()
+        error["message"] = message if isinstance(message, str) else ""
+    error["type"] = name
+    return (f"{kind}:{name}", dumps_compact({"error": error}).encode(), kind, None)

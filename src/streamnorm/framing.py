@@ -406,10 +406,10 @@ class JSONValuesFramer:
 #: Framing name → factory taking ``max_event_bytes``.
 FRAMERS: dict[str, Callable[[int], Framer]] = {
     "sse": SSEFramer,
+    "eventstream": EventStreamFramer,
     "ndjson": NDJSONFramer,
     "json-array": JSONValuesFramer,
     "json": lambda max_event_bytes: JSONValuesFramer(max_event_bytes, array=False),
-    "eventstream": EventStreamFramer,
 }
 
 #: How an SSE stream starts: a field or a comment.
@@ -432,8 +432,8 @@ def sniff_framing(head: bytes, final: bool) -> str | None:
     """
     if head[:1] and head[0] < 0x09:  # a prelude's length starts with a zero byte
         prelude = looks_like_event_stream(head[:_PRELUDE])
-        if prelude is None:
-            return "binary" if final else None
+        if prelude is None:  # at the end of input: a prelude cut short
+            return "eventstream" if final else None
         return "eventstream" if prelude else "binary"
     body = head.removeprefix(_BOM)
     start = blank_prefix(body)

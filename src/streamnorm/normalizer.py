@@ -41,7 +41,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any
 
 from . import _json
-from .apis import resolve_api
+from .apis import ApiName, resolve_api
 from .builder import MessageBuilder
 from .events import Event
 from .framing import (
@@ -61,6 +61,7 @@ from .sse import RawEvent
 __all__ = ["DEFAULT_MAX_EVENT_BYTES", "StreamNormalizer", "anormalize", "normalize"]
 
 DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_STREAM_BYTES: int | None = None
 DEFAULT_MAX_JSON_DEPTH = 512
 
 #: The framing is decided within this many bytes (the first line, at most).
@@ -98,16 +99,17 @@ class StreamNormalizer:
 
     def __init__(
         self,
-        api: str = "auto",
+        api: ApiName = "auto",
         model: str | None = None,
         *,
         provider: str | None = None,
         choice: int = 0,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
-        max_stream_bytes: int | None = None,
+        max_stream_bytes: int | None = DEFAULT_MAX_STREAM_BYTES,
         max_json_depth: int = DEFAULT_MAX_JSON_DEPTH,
     ) -> None:
-        self._api = resolve_api(api, allow_auto=True)
+        _check_options(model, provider, choice, max_event_bytes, max_stream_bytes, max_json_depth)
+        self._api: str = resolve_api(api, allow_auto=True)
         self._forced = None if self._api == "auto" else self._api
         self._model = model
         self._provider = provider
@@ -477,6 +479,33 @@ class StreamNormalizer:
         self._fail("limit", reason, limit)
 
 
+def _check_options(
+    model: object,
+    provider: object,
+    choice: object,
+    max_event_bytes: object,
+    max_stream_bytes: object,
+    max_json_depth: object,
+) -> None:
+    """Raise ``TypeError``/``ValueError`` naming the first bad option."""
+    for name, value in (("model", model), ("provider", provider)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} must be a str or None, not {type(value).__name__}")
+    counts = (
+        ("choice", choice, 0),
+        ("max_event_bytes", max_event_bytes, 1),
+        ("max_stream_bytes", max_stream_bytes, 0),
+        ("max_json_depth", max_json_depth, 0),
+    )
+    for name, value, least in counts:
+        if value is None and name == "max_stream_bytes":
+            continue
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+        if value < least:
+            raise ValueError(f"{name} must be >= {least}, got {value}")
+
+
 def _not_a_stream(framing: str, quoted: bytes) -> str:
     if framing == "eventstream":
         return "the input is an AWS event stream, which no installed decoder reads"
@@ -487,15 +516,24 @@ def _not_a_stream(framing: str, quoted: bytes) -> str:
 
 def normalize(
     chunks: Iterable[bytes],
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
+    model: str | None = None,
+    provider: str | None = None,
+    choice: int = 0,
+    max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+    max_stream_bytes: int | None = DEFAULT_MAX_STREAM_BYTES,
+    max_json_depth: int = DEFAULT_MAX_JSON_DEPTH,
     raise_source_errors: bool = False,
-    **options: Any,
 ) -> Iterator[Event]:
     """Normalize a stream given as any iterable of byte chunks.
 
     Yields every event, exactly one terminal event last. Iteration of
     ``chunks`` stops as soon as the terminal event has been produced.
+
+    The arguments are checked when ``normalize`` is called, before the first
+    event is asked for: an unknown api or option, or a bad value, raises here.
+    The options are those of :class:`StreamNormalizer`.
 
     An ``Exception`` raised by ``chunks`` (a dropped connection, a read
     timeout) ends the events with ``Error(kind="truncated")`` whose
@@ -504,10 +542,23 @@ def normalize(
     that event with ``raise_source_errors=True``. ``BaseException``s that are
     not ``Exception``s (``KeyboardInterrupt``, ``GeneratorExit``) propagate
     untouched. Exceptions thrown into this generator by its consumer are not
-    source errors and propagate too. ``options`` are those of
-    :class:`StreamNormalizer`.
+    source errors and propagate too.
     """
-    normalizer = StreamNormalizer(api, **options)
+    normalizer = StreamNormalizer(
+        api,
+        model,
+        provider=provider,
+        choice=choice,
+        max_event_bytes=max_event_bytes,
+        max_stream_bytes=max_stream_bytes,
+        max_json_depth=max_json_depth,
+    )
+    return _normalize(normalizer, chunks, raise_source_errors)
+
+
+def _normalize(
+    normalizer: StreamNormalizer, chunks: Iterable[bytes], raise_source_errors: bool
+) -> Iterator[Event]:
     source = iter(chunks)
     while not normalizer.closed:
         try:
@@ -523,16 +574,22 @@ def normalize(
     yield from normalizer.flush()
 
 
-async def anormalize(
+def anormalize(
     chunks: AsyncIterable[bytes] | Iterable[bytes],
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
+    model: str | None = None,
+    provider: str | None = None,
+    choice: int = 0,
+    max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+    max_stream_bytes: int | None = DEFAULT_MAX_STREAM_BYTES,
+    max_json_depth: int = DEFAULT_MAX_JSON_DEPTH,
     raise_source_errors: bool = False,
-    **options: Any,
 ) -> AsyncIterator[Event]:
     """Async twin of :func:`normalize`, over an async (or plain) iterable.
 
-    Source errors are handled as by :func:`normalize`.
+    Arguments are checked at the call and source errors handled as by
+    :func:`normalize`.
 
     Cancellation: when the task running this generator is cancelled while
     it awaits ``chunks``, the stream ends with ``Error(kind="aborted")``
@@ -554,7 +611,23 @@ async def anormalize(
     generator suspended at ``yield``), the generator sees only ``aclose()``
     and emits nothing more.
     """
-    normalizer = StreamNormalizer(api, **options)
+    normalizer = StreamNormalizer(
+        api,
+        model,
+        provider=provider,
+        choice=choice,
+        max_event_bytes=max_event_bytes,
+        max_stream_bytes=max_stream_bytes,
+        max_json_depth=max_json_depth,
+    )
+    return _anormalize(normalizer, chunks, raise_source_errors)
+
+
+async def _anormalize(
+    normalizer: StreamNormalizer,
+    chunks: AsyncIterable[bytes] | Iterable[bytes],
+    raise_source_errors: bool,
+) -> AsyncIterator[Event]:
     if isinstance(chunks, AsyncIterable):
         source = aiter(chunks)
         while not normalizer.closed:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .. import samples
+from ..apis import resolve_api
 from ..events import Done, Error, Event
 from ..messages import AssistantMessage, ProviderBlock, ThinkingBlock
 from ..normalizer import normalize
@@ -75,8 +76,8 @@ def _sse_event_count(data: bytes) -> int:
 def column(api: str) -> Column:
     """Normalize the sample of ``api`` whole and one byte at a time."""
     data = samples.read(api)
-    events = list(normalize([data], api))
-    one_byte = list(normalize(split_bytes(data), api))
+    events = list(normalize([data], resolve_api(api)))
+    one_byte = list(normalize(split_bytes(data), resolve_api(api)))
     terminal = events[-1]
     assert isinstance(terminal, (Done, Error))
     return Column(

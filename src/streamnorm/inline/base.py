@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypedDict, runtime_checkable
 
 __all__ = [
     "CallArgs",
@@ -224,6 +224,22 @@ class ParserOptions:
         if unknown:
             raise TypeError(f"unknown parser option(s) {unknown}; valid: {sorted(known)}")
         return replace(self, **options)
+
+
+class ParserKeywords(TypedDict, total=False):
+    """:class:`ParserOptions` as ``get_parser``'s keyword arguments, for type
+    checkers (``tests/test_entry_points.py`` keeps the two equal)."""
+
+    tools: Sequence[Any] | Mapping[str, Any] | None
+    reasoning: ReasoningOption
+    start_in_reasoning: bool
+    interleaved_reasoning: bool
+    calls_in_reasoning: str
+    on_malformed: str
+    require_call_at_start: bool
+    open: str | None
+    close: str | None
+    body: str
 
 
 #: What every dialect's reader is: options in, a fresh parser out.

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import deepseek, granite, harmony, kimi, llama, mistral, plain, tagged
-from .base import ParserFactory, ParserOptions, ToolCallParser
+from .base import ParserFactory, ParserKeywords, ParserOptions, ToolCallParser
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["DIALECTS", "Dialect", "get_parser", "parser_names"]
 
@@ -85,7 +88,7 @@ def parser_names() -> list[str]:
     return [dialect.name for dialect in DIALECTS]
 
 
-def get_parser(name: str, **options: Any) -> ToolCallParser:
+def get_parser(name: str, **options: Unpack[ParserKeywords]) -> ToolCallParser:
     """A fresh parser for dialect ``name``; ``options`` override its defaults.
 
     Raises ``ValueError`` for an unknown name (listing the valid ones) and

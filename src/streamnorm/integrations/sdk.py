@@ -36,12 +36,21 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..apis import ApiName
 from ..events import Event
 from ..normalizer import anormalize, normalize
+from ..options import NormalizerOptions
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+from .hosts import with_provider
+from .idle import check_idle_timeout, idle_limited
 
 __all__ = ["aiter_chunk_events", "aiter_events", "iter_chunk_events", "iter_events"]
+
+T = TypeVar("T")
 
 
 def _sync_bytes(raw: Any) -> Iterable[bytes]:
@@ -74,36 +83,65 @@ def _async_bytes(raw: Any) -> AsyncIterable[bytes] | Iterable[bytes]:
     )
 
 
+def _source_url(raw: Any) -> object:
+    """The URL of the HTTP response under an SDK object, if it has one."""
+    for obj in (getattr(raw, "http_response", None), getattr(raw, "response", None), raw):
+        try:
+            url = getattr(obj, "url", None) if obj is not None else None
+        except RuntimeError:  # an httpx.Response without its request
+            url = None
+        if url is not None:
+            return url
+    return None
+
+
 def iter_events(
     raw_response: Any,
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     raise_source_errors: bool = False,
-    **options: Any,
+    **options: Unpack[NormalizerOptions],
 ) -> Iterator[Event]:
     """Canonical events of an SDK raw streaming response (sync client).
 
     Raises ``TypeError`` at once for an object that gives no raw bytes.
     Transport errors while reading end the events with
     ``Error(kind="truncated")`` naming them (re-raised after that event with
-    ``raise_source_errors=True``). ``options`` go to ``StreamNormalizer``.
+    ``raise_source_errors=True``). ``options`` go to ``StreamNormalizer``;
+    ``provider`` defaults to the host the SDK talked to (:mod:`.hosts`).
     """
     chunks = _sync_bytes(raw_response)
     if isinstance(chunks, AsyncIterable):
         raise TypeError("an async SDK response: use aiter_events() with `async for`")
+    options = with_provider(options, _source_url(raw_response))
     return normalize(chunks, api, raise_source_errors=raise_source_errors, **options)
 
 
 def aiter_events(
     raw_response: Any,
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     raise_source_errors: bool = False,
-    **options: Any,
+    idle_timeout: float | None = None,
+    **options: Unpack[NormalizerOptions],
 ) -> AsyncIterator[Event]:
-    """Canonical events of an SDK raw streaming response (async client)."""
-    chunks = _async_bytes(raw_response)
+    """Canonical events of an SDK raw streaming response (async client); an
+    async body that gives no bytes for ``idle_timeout`` seconds ends them with
+    ``Error(kind="truncated")`` naming it (:mod:`.idle`)."""
+    seconds = check_idle_timeout(idle_timeout)
+    chunks = _idle(_async_bytes(raw_response), seconds)
+    options = with_provider(options, _source_url(raw_response))
     return anormalize(chunks, api, raise_source_errors=raise_source_errors, **options)
+
+
+def _idle(
+    source: AsyncIterable[T] | Iterable[T], seconds: float | None
+) -> AsyncIterable[T] | Iterable[T]:
+    """An async ``source`` under the idle timeout; a blocking one as it is
+    (its reads block the loop: only the client's own timeout can end them)."""
+    if seconds is None or not isinstance(source, AsyncIterable):
+        return source
+    return idle_limited(source, seconds)
 
 
 def _model_json(model: Any) -> Any:
@@ -165,11 +203,11 @@ async def _asse_from_chunks(chunks: AsyncIterable[Any], done_marker: bool) -> As
 
 def iter_chunk_events(
     chunks: Iterable[Any],
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     done_marker: bool = False,
     raise_source_errors: bool = False,
-    **options: Any,
+    **options: Unpack[NormalizerOptions],
 ) -> Iterator[Event]:
     """Canonical events from already-parsed stream chunks.
 
@@ -194,13 +232,16 @@ def iter_chunk_events(
 
 def aiter_chunk_events(
     chunks: AsyncIterable[Any],
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     done_marker: bool = False,
     raise_source_errors: bool = False,
-    **options: Any,
+    idle_timeout: float | None = None,
+    **options: Unpack[NormalizerOptions],
 ) -> AsyncIterator[Event]:
-    """Async twin of :func:`iter_chunk_events`."""
+    """Async twin of :func:`iter_chunk_events`; no chunk for ``idle_timeout``
+    seconds ends the events with ``Error(kind="truncated")`` naming it."""
+    chunks = idle_limited(chunks, check_idle_timeout(idle_timeout))
     return anormalize(
         _asse_from_chunks(chunks, done_marker),
         api,

@@ -52,7 +52,14 @@ __all__ = [
 
 T = TypeVar("T")
 
-_TYPE_NAMES = {str: "a string", int: "an integer", bool: "a boolean", list: "an array"}
+_TYPE_NAMES = {
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "a boolean",
+    list: "an array",
+    dict: "an object",
+}
 
 
 def fail(where: str, expected: str, value: Any) -> ValueError:
@@ -68,7 +75,7 @@ class Fields:
     __slots__ = ("_data", "_empty", "where")
 
     def __init__(self, value: Any, where: str) -> None:
-        if not isinstance(value, dict):
+        if not isinstance(value, Mapping):
             raise fail(where, "an object", value)
         self._data: dict[str, Any] = dict(value)
         self._empty = not value
@@ -113,9 +120,6 @@ class Fields:
         to begin with is kept as it was."""
         if nested is not None and (nested._data or nested._empty):
             self._data[key] = nested._data
-
-    def keep(self, key: str, value: Any) -> None:
-        self._data[key] = value
 
     def rest(self) -> dict[str, Any]:
         return self._data

@@ -16,7 +16,7 @@ guardrail trace): it is done when both have arrived.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Any, ClassVar
+from typing import Any
 
 from ..._json import dumps_compact
 from ...builder import MessageBuilder
@@ -43,11 +43,13 @@ _CLIENT_TOOL_TYPES = frozenset(("", "tool_use"))
 
 
 def fail_upstream(builder: MessageBuilder, name: str, payload: dict[str, Any]) -> None:
-    """An ``exception:<type>`` or ``error:<code>`` frame (as
-    `streamnorm.eventstream.EventStreamDecoder.feed_raw` names them): the
-    stream ends with ``Error(upstream)``, the type as ``code``."""
+    """An ``exception:<type>`` or ``error:<code>`` frame, whose payload
+    `streamnorm.eventstream.EventStreamDecoder.feed_raw` makes
+    ``{"error": {"type", "message", …}}``: the stream ends with
+    ``Error(upstream)``, the type as ``code``."""
     kind, _, code = name.partition(":")
-    reason = as_str(payload.get("message")) or as_str(payload.get("Message"))
+    error = as_dict(payload.get("error"))
+    reason = as_str(error.get("message")) or as_str(error.get("Message"))
     builder.fail("upstream", reason or f"{code or 'unnamed'} {kind}", code or None)
 
 
@@ -68,8 +70,7 @@ def to_usage(metadata: dict[str, Any]) -> Usage:
 class BedrockConverseDecoder(Decoder):
     api = "bedrock-converse-stream"
     stop_table = STOP_TABLE
-    #: Binary AWS event-stream frames, not SSE.
-    framing: ClassVar[str] = "eventstream"
+    framing = "eventstream"
 
     def __init__(self, builder: MessageBuilder, choice: int = 0) -> None:
         super().__init__(builder, choice)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any, ClassVar
+from typing import Any
 
 from ... import _json
 from ..._json import dumps_compact
@@ -54,8 +54,7 @@ def with_metrics(usage: Usage, metrics: dict[str, Any]) -> Usage:
 class BedrockInvokeDecoder(Decoder):
     api = "bedrock-invoke-stream"
     stop_table = STOP_TABLE
-    #: Binary AWS event-stream frames, not SSE.
-    framing: ClassVar[str] = "eventstream"
+    framing = "eventstream"
 
     def __init__(self, builder: MessageBuilder, choice: int = 0) -> None:
         super().__init__(builder, choice)

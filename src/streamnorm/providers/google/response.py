@@ -51,5 +51,7 @@ def _candidate(candidate: dict[str, Any]) -> dict[str, Any]:
     return candidate
 
 
-def decode_response(body: Mapping[str, Any], *, model: str | None = None) -> AssistantMessage:
-    return drive(GoogleDecoder, [("message", _named(body))], model=model)
+def decode_response(
+    body: Mapping[str, Any], *, model: str | None = None, provider: str | None = None
+) -> AssistantMessage:
+    return drive(GoogleDecoder, [("message", _named(body))], model=model, provider=provider)

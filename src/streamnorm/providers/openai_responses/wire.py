@@ -33,12 +33,20 @@ from typing import Any
 from ..._json import dumps_compact
 
 __all__ = [
+    "MESSAGE_PARTS",
     "answered_call_ids",
     "client_call_id",
     "is_output_item",
     "item_signature",
     "output_call_id",
 ]
+
+#: Content part types of message items. The stream decoder keeps a part it
+#: has no text block for as a ``ProviderBlock`` of that kind; it is a part of
+#: an item, not an item, and cannot be sent back on its own.
+MESSAGE_PARTS = frozenset(
+    ("input_text", "input_image", "input_file", "input_audio", "output_text", "output_audio")
+)
 
 #: The ``execution`` value of an item the server runs itself.
 SERVER_EXECUTION = "server"
