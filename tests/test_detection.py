@@ -76,7 +76,7 @@ def test_sniff_at_the_end_of_input() -> None:
     assert sniff_framing(b"da", True) == "sse"  # a field name cut short: a cut stream
     assert sniff_framing(b"hello", True) == "text"
     assert sniff_framing(b"\n\n", True) == "sse"
-    assert sniff_framing(b"\x00\x00", True) == "binary"
+    assert sniff_framing(b"\x00\x00", True) == "eventstream"  # a prelude cut short
 
 
 @pytest.mark.parametrize(
