@@ -8,6 +8,7 @@ thinking, tool calls, stop reason and counts.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from .support import (
     failed,
     fixture_id,
     needs_fixtures,
+    run,
     run_bytes,
 )
 
@@ -215,3 +217,17 @@ def test_a_line_longer_than_max_event_bytes_is_refused() -> None:
 def test_crlf_lines_and_blank_lines_read_the_same() -> None:
     data = ndjson(line("a"), line("b"), END)
     assert run_bytes(data.replace(b"\n", b"\r\n\n"), API) == run_bytes(data, API)
+
+
+def test_a_long_line_in_small_chunks_costs_linear_time() -> None:
+    """n and 4n bytes of one content line in 16-byte chunks: about 4x the
+    time (asserted loosely, < 8x), never the square."""
+
+    def seconds(size: int) -> float:
+        data = ndjson(line("x" * size), END)
+        started = time.perf_counter()
+        run([data[i : i + 16] for i in range(0, len(data), 16)], API)
+        return time.perf_counter() - started
+
+    ratio = seconds(4 * 256 * 1024) / max(seconds(256 * 1024), 1e-6)
+    assert ratio < 8, f"x{ratio:.1f} for x4 bytes"
