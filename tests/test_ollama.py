@@ -8,6 +8,7 @@ thinking, tool calls, stop reason and counts.
 from __future__ import annotations
 
 import json
+import random
 import time
 from pathlib import Path
 from typing import Any
@@ -231,3 +232,18 @@ def test_a_long_line_in_small_chunks_costs_linear_time() -> None:
 
     ratio = seconds(4 * 256 * 1024) / max(seconds(256 * 1024), 1e-6)
     assert ratio < 8, f"x{ratio:.1f} for x4 bytes"
+
+
+@needs_fixtures
+@pytest.mark.parametrize("path", [p for p in PATHS if "error" not in p.name], ids=fixture_id)
+def test_a_cut_before_the_done_line_is_truncated_with_a_prefix_of_the_text(path: Path) -> None:
+    data = path.read_bytes()
+    full = done(run_bytes(data, API)).message
+    texts = "".join(b.text for b in full.content if isinstance(b, TextBlock))
+    rng = random.Random(path.name)
+    last = data.rstrip().rindex(b"}")  # the done object ends here
+    for cut in sorted(rng.randrange(0, last) for _ in range(40)):
+        end = failed(run_bytes(data[:cut], API))
+        assert end.kind == "truncated", (cut, end.reason)
+        text = "".join(b.text for b in end.message.content if isinstance(b, TextBlock))
+        assert texts.startswith(text)
