@@ -191,7 +191,10 @@ def _framer_time(data: bytes, size: int) -> float:
 def test_framer_cost_is_linear(item: Any) -> None:
     """n and 4n bytes of one item in 16-byte chunks: the time grows about 4x
     (asserted loosely, < 8x), never with the square."""
-    n = 64 * 1024
+    n = 128 * 1024
     small, large = (b"[" + item(k) + b"]" for k in (n, 4 * n))
-    ratio = _framer_time(large, 16) / max(_framer_time(small, 16), 1e-6)
+    # The best of three runs each, so that a busy machine does not decide.
+    ratio = min(_framer_time(large, 16) for _ in range(3)) / max(
+        min(_framer_time(small, 16) for _ in range(3)), 1e-6
+    )
     assert ratio < 8, f"x{ratio:.1f} for x4 bytes"

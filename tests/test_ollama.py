@@ -230,7 +230,10 @@ def test_a_long_line_in_small_chunks_costs_linear_time() -> None:
         run([data[i : i + 16] for i in range(0, len(data), 16)], API)
         return time.perf_counter() - started
 
-    ratio = seconds(4 * 256 * 1024) / max(seconds(256 * 1024), 1e-6)
+    # The best of three runs each, so that a busy machine does not decide.
+    ratio = min(seconds(4 * 256 * 1024) for _ in range(3)) / max(
+        min(seconds(256 * 1024) for _ in range(3)), 1e-6
+    )
     assert ratio < 8, f"x{ratio:.1f} for x4 bytes"
 
 

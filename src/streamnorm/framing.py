@@ -268,6 +268,7 @@ class JSONValuesFramer:
         self._array = array
         self._buf = bytearray()
         self._pos = 0  # scan position in _buf
+        self._dropped = 0  # bytes of the body before _buf[0] (BOM excluded)
         self._start = 0  # start of the current item in _buf
         self._state = _BEFORE_ARRAY if array else _BEFORE_ITEM
         self._depth = 0
@@ -295,6 +296,7 @@ class JSONValuesFramer:
         keep = self._start if self._state == _IN_ITEM else self._pos
         if keep:
             del buf[:keep]
+            self._dropped += keep
             self._pos -= keep
             self._start -= keep
         if self._state == _IN_ITEM and len(buf) - self._start > self._max:
@@ -338,9 +340,12 @@ class JSONValuesFramer:
             self._scalar = byte not in b'{["'
             self._pos += self._in_string
         else:
-            found = bytes(self._buf[self._pos : self._pos + 40])
+            # Only the byte is quoted: what follows it may not have arrived yet.
             where = "after the array" if state == _AFTER_ARRAY else "between JSON items"
-            raise FramingError("protocol", f"unexpected bytes {where}: {found!r}")
+            offset = self._dropped + self._pos
+            raise FramingError(
+                "protocol", f"unexpected byte {bytes([byte])!r} {where}, at byte {offset}"
+            )
 
     def _scan_item(self, end: int) -> bool:
         """Advance through the current item; True when it ended at ``_pos``."""
