@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from ._json import loads
-from .apis import resolve_api
+from .apis import resolve_spoken_api
 from .messages import AssistantMessage, Message
 from .providers.anthropic import request as anthropic_request
 from .providers.anthropic import response as anthropic_response
@@ -80,7 +80,7 @@ _RESPONSES: dict[str, _ResponseCodec] = {
 
 
 def _codec(api: str) -> _RequestCodec:
-    return _REQUESTS[resolve_api(api)]
+    return _REQUESTS[resolve_spoken_api(api)]
 
 
 def _json_body(body: bytes | str | Mapping[str, Any], what: str) -> Mapping[str, Any]:
@@ -105,7 +105,7 @@ def encode_request(
     ``sanitize_messages_for_target(messages, provider, request.model, api=api)``:
     another issuer's signatures are demoted, ids rewritten, results paired.
     """
-    name = resolve_api(api)
+    name = resolve_spoken_api(api)
     messages = list(request.messages)
     if sanitize:
         messages = sanitize_messages_for_target(messages, provider, request.model, api=name)
@@ -134,7 +134,7 @@ def decode_request(
     (credentials in particular). Raises ``ValueError`` naming the field of a
     bad body.
     """
-    name = resolve_api(api)
+    name = resolve_spoken_api(api)
     request = _codec(name).decode_request(_json_body(body, "body"), path=path, provider=provider)
     kept = {
         key.lower(): value
@@ -162,7 +162,7 @@ def decode_response(
     with ``stop_reason="error"`` and ``error`` set. ``model`` (the model the
     caller asked for) and ``provider`` (the host) are as for
     ``StreamNormalizer``."""
-    codec = _RESPONSES[resolve_api(api)]
+    codec = _RESPONSES[resolve_spoken_api(api)]
     return codec.decode_response(_json_body(body, "response"), model=model, provider=provider)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
-from .apis import resolve_api
+from .apis import resolve_spoken_api
 from .events import Event
 from .messages import AssistantMessage
 from .providers.anthropic import encoder as anthropic
@@ -61,7 +61,7 @@ class StreamEncoder:
         created: int = 0,
         provider: str | None = None,
     ) -> None:
-        self.api = resolve_api(api)
+        self.api = resolve_spoken_api(api)
         self._writer = _ENCODERS[self.api](
             model=model, response_id=response_id, created=created, provider=provider
         )
@@ -110,7 +110,7 @@ def encode_response(
     message: AssistantMessage, api: str, *, model: str | None = None, created: int = 0
 ) -> dict[str, Any]:
     """The non-streaming response JSON of ``api`` for ``message``."""
-    target = resolve_api(api)
+    target = resolve_spoken_api(api)
     if target in ("openai-responses", "openai-completions"):
         return _RESPONSES[target](message, model=model, created=created)
     return _RESPONSES[target](message, model=model)

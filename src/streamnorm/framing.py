@@ -268,7 +268,6 @@ class JSONValuesFramer:
         self._array = array
         self._buf = bytearray()
         self._pos = 0  # scan position in _buf
-        self._dropped = 0  # bytes of the body before _buf[0] (BOM excluded)
         self._start = 0  # start of the current item in _buf
         self._state = _BEFORE_ARRAY if array else _BEFORE_ITEM
         self._depth = 0
@@ -296,7 +295,6 @@ class JSONValuesFramer:
         keep = self._start if self._state == _IN_ITEM else self._pos
         if keep:
             del buf[:keep]
-            self._dropped += keep
             self._pos -= keep
             self._start -= keep
         if self._state == _IN_ITEM and len(buf) - self._start > self._max:
@@ -340,12 +338,10 @@ class JSONValuesFramer:
             self._scalar = byte not in b'{["'
             self._pos += self._in_string
         else:
-            # Only the byte is quoted: what follows it may not have arrived yet.
+            # Only the byte itself: what follows it may not have arrived yet,
+            # and the reason must not depend on where the chunks end.
             where = "after the array" if state == _AFTER_ARRAY else "between JSON items"
-            offset = self._dropped + self._pos
-            raise FramingError(
-                "protocol", f"unexpected byte {bytes([byte])!r} {where}, at byte {offset}"
-            )
+            raise FramingError("protocol", f"unexpected byte {where}: {bytes([byte])!r}")
 
     def _scan_item(self, end: int) -> bool:
         """Advance through the current item; True when it ended at ``_pos``."""

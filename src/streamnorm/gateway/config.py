@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..apis import APIS, resolve_api
+from ..apis import APIS, resolve_spoken_api
 from ..integrations.hosts import provider_for_url
 
 if sys.version_info >= (3, 11):
@@ -177,7 +177,7 @@ def _upstream(name: str, table: Mapping[str, Any], env: Mapping[str, str]) -> Up
     api_name = _str(table, "api", where, required=True)
     assert api_name is not None
     try:
-        api = resolve_api(api_name)
+        api = resolve_spoken_api(api_name)
     except ValueError:
         raise ValueError(f"{where}api: {api_name!r} is not one of {', '.join(APIS)}") from None
     base_url = _str(table, "base_url", where, required=True)

@@ -123,21 +123,10 @@ class GoogleDecoder(Decoder):
     def handle(self, event: str, payload: dict[str, Any]) -> None:
         error = payload.get("error")
         if error is not None or event == "error":
-            err = as_dict(error)
-            code = err.get("status") or err.get("code")
-            self._before_terminal()
-            self.builder.fail(
-                "upstream",
-                as_str(err.get("message")) or (error if isinstance(error, str) else "") or "error",
-                str(code) if code not in (None, "") else None,
-            )
+            self._error(error)
             return
         if not (self._have_model and self._have_id):
-            model = as_str(payload.get("modelVersion"))
-            response_id = as_str(payload.get("responseId"))
-            self._have_model = self._have_model or bool(model)
-            self._have_id = self._have_id or bool(response_id)
-            self.builder.start(model or None, response_id or None)
+            self._identify(payload)
         feedback = payload.get("promptFeedback")
         if feedback is not None:
             block_reason = as_str(as_dict(feedback).get("blockReason"))
@@ -147,35 +136,60 @@ class GoogleDecoder(Decoder):
         if candidate is not None:
             content = candidate.get("content")
             parts = content.get("parts") if type(content) is dict else None
-            for part in parts if type(parts) is list else ():
-                # The commonest parts of all, more text and more of the open
-                # streamed call, go the shortest way; the rest through _part.
-                if type(part) is dict and len(part) == 1:
-                    if self._current_kind == _TEXT:
-                        text = part.get("text")
-                        if type(text) is str:
-                            self.builder.append_text(self._current, text)
-                            continue
-                    elif self._current_kind == _CALL:
-                        call = part.get("functionCall")
-                        if type(call) is dict and not call.get("name") and self._args is not None:
-                            self._continue_call(call)
-                            continue
-                self._part(as_dict(part))
-            if not _CANDIDATE_METADATA.isdisjoint(candidate):
-                self._keep_metadata(candidate)
-            finish = candidate.get("finishReason")
-            if type(finish) is int:  # enum-encoding=int: the proto number
-                finish = _FINISH_NUMBERS.get(finish, str(finish))
-            if finish and isinstance(finish, str):
-                message = as_str(candidate.get("finishMessage")) or None
-                self.builder.set_stop_reason(finish, error_reason=message)
+            if type(parts) is list:
+                self._parts(parts)
+            self._candidate_end(candidate)
         usage = payload.get("usageMetadata")
         if type(usage) is dict and not _same_json(usage, self._usage_raw):
             # Gemini repeats usageMetadata on every chunk, mostly unchanged:
             # an identical snapshot would change nothing.
             self._usage_raw = usage
             self.builder.set_usage(to_usage(usage))
+
+    def _error(self, error: Any) -> None:
+        err = as_dict(error)
+        code = err.get("status") or err.get("code")
+        self._before_terminal()
+        self.builder.fail(
+            "upstream",
+            as_str(err.get("message")) or (error if isinstance(error, str) else "") or "error",
+            str(code) if code not in (None, "") else None,
+        )
+
+    def _identify(self, payload: dict[str, Any]) -> None:
+        model = as_str(payload.get("modelVersion"))
+        response_id = as_str(payload.get("responseId"))
+        self._have_model = self._have_model or bool(model)
+        self._have_id = self._have_id or bool(response_id)
+        self.builder.start(model or None, response_id or None)
+
+    def _parts(self, parts: list[Any]) -> None:
+        for part in parts:
+            # The commonest parts of all, more text and more of the open
+            # streamed call, go the shortest way; the rest through _part.
+            if type(part) is dict and len(part) == 1:
+                if self._current_kind == _TEXT:
+                    text = part.get("text")
+                    if type(text) is str:
+                        self.builder.append_text(self._current, text)
+                        continue
+                elif self._current_kind == _CALL:
+                    call = part.get("functionCall")
+                    if type(call) is dict and not call.get("name") and self._args is not None:
+                        self._continue_call(call)
+                        continue
+            self._part(as_dict(part))
+
+    def _candidate_end(self, candidate: dict[str, Any]) -> None:
+        """The candidate's metadata and finish reason, when it carries them."""
+        if not _CANDIDATE_METADATA.isdisjoint(candidate):
+            self._keep_metadata(candidate)
+        finish = candidate.get("finishReason")
+        if type(finish) is int:  # enum-encoding=int: the proto number
+            finish = _FINISH_NUMBERS.get(finish, str(finish))
+        if finish and isinstance(finish, str):
+            message = as_str(candidate.get("finishMessage")) or None
+            self.builder.set_stop_reason(finish, error_reason=message)
 
     def end_of_input(self) -> None:
         self._before_terminal()
