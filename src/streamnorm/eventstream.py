@@ -37,9 +37,10 @@ the frames before it; the end of the input inside a frame is reported by
 
 Cost: O(len(chunk)) per `feed`. Only a frame cut by a chunk boundary is
 buffered; it is not looked at again until enough bytes for it have arrived,
-and then copied once more with the chunk that completed it. Each frame is
-checksummed twice (prelude and message, ``binascii.crc32``, in C) and
-sliced into header block and payload. Header blocks are parsed in Python,
+then completed from the first bytes of the chunk that brings them, whose
+rest is read in place: every byte is copied once at most (a cut frame's
+twice). Each frame is checksummed twice (prelude and message,
+``binascii.crc32``, in C) and sliced into header block and payload. Header blocks are parsed in Python,
 so the decoder remembers a few dozen small ones: a stream repeats the same
 three headers on every frame of a type, and those then cost a dictionary
 lookup. `benchmarks/eventstream.py` has the figures.
