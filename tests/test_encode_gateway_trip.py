@@ -74,9 +74,10 @@ def _anthropic_client_message(data: bytes) -> list[dict[str, Any]]:
 
 
 def test_responses_reasoning_through_an_anthropic_client_comes_back_whole() -> None:
-    source = run_bytes(_responses_turn(), "openai-responses")
+    # The host the gateway talked to is recorded: opaque state stays with it.
+    source = run_bytes(_responses_turn(), "openai-responses", provider="openai")
     original = terminal(source).message
-    data = b"".join(encode_stream(source, "anthropic-messages"))
+    data = b"".join(encode_stream(source, "anthropic-messages", provider="openai"))
     content = _anthropic_client_message(data)
     call_id = next(b["id"] for b in content if b["type"] == "tool_use")
     body = {

@@ -248,6 +248,15 @@ def test_close_without_a_terminal_event_reports_truncation_and_feed_after_close_
             encoder.feed(TextDelta(0, "more"))
 
 
+def test_an_aborted_stream_writes_nothing_more() -> None:
+    msg = message("x", TextBlock("a"), stop=StopReason.ABORTED)
+    for target in APIS:
+        encoder = StreamEncoder(target)
+        encoder.feed(Start("x", "m", "r"))
+        assert encoder.feed(Error("aborted", "the client went away", None, msg)) == b""
+        assert encoder.close() == b""
+
+
 def test_events_after_the_terminal_event_write_nothing() -> None:
     msg = message("x", TextBlock("a"))
     encoder = StreamEncoder("anthropic")
@@ -408,3 +417,39 @@ def test_same_issuer_signatures_go_out_as_they_are() -> None:
     msg = message("anthropic-messages", ThinkingBlock("t", "EqQBCkYI"), TextBlock("a"))
     data = b"".join(encode_stream(events_of(msg), "anthropic-messages"))
     assert terminal(run_bytes(data, "anthropic-messages")).message.content == msg.content
+
+
+def test_interleaved_calls_of_a_source_that_ends_blocks_wait_their_turn() -> None:
+    """Responses items may interleave: the second call's events wait until the
+    first call ends, then follow in order (nothing is lost or reordered)."""
+
+    def item(index: int, call_id: str, name: str) -> dict[str, Any]:
+        call = {"type": "function_call", "id": f"fc_{index}", "call_id": call_id, "name": name}
+        return {"output_index": index, "item": {**call, "arguments": "", "status": "in_progress"}}
+
+    def delta(index: int, text: str) -> dict[str, Any]:
+        return {"output_index": index, "item_id": f"fc_{index}", "delta": text}
+
+    response = {"id": "resp_1", "object": "response", "model": "m", "status": "completed"}
+    steps: list[tuple[str, dict[str, Any]]] = [
+        ("response.created", {"response": {**response, "status": "in_progress", "output": []}}),
+        ("response.output_item.added", item(0, "c0", "a")),
+        ("response.function_call_arguments.delta", delta(0, '{"x":')),
+        ("response.output_item.added", item(1, "c1", "b")),
+        ("response.function_call_arguments.delta", delta(1, '{"y":2}')),
+        ("response.function_call_arguments.delta", delta(0, "1}")),
+        ("response.output_item.done", {**item(0, "c0", "a"), "output_index": 0}),
+        ("response.output_item.done", {**item(1, "c1", "b"), "output_index": 1}),
+        ("response.completed", {"response": response}),
+    ]
+    source = b"".join(
+        f"event: {kind}\ndata: {json.dumps({'type': kind, **payload})}\n\n".encode()
+        for kind, payload in steps
+    )
+    events = run_bytes(source, "openai-responses")
+    assert [c.arguments for c in terminal(events).message.tool_calls] == [{"x": 1}, {"y": 2}]
+    data = b"".join(encode_stream(events, "anthropic-messages"))
+    view = READERS["anthropic-messages"](data)
+    assert view.calls == [("c0", "a", {"x": 1}), ("c1", "b", {"y": 2})]
+    back = terminal(run_bytes(data, "anthropic-messages")).message
+    assert [c.raw_arguments for c in back.tool_calls] == ['{"x":1}', '{"y":2}']

@@ -1032,6 +1032,25 @@ async def test_async_chunk_events(server: _Server) -> None:
     assert view(events) == view(list(normalize([source_bytes(api, "sample")])))
 
 
+@needs_openai
+async def test_async_chunk_events_idle_timeout(server: _Server) -> None:
+    """The SDK's own parsed stream from a server that stalls mid-body, with
+    no read timeout: the idle timeout ends it, the chunks before kept."""
+    client = openai.AsyncOpenAI(
+        base_url=server.url("stall", "openai-completions", "sample"),
+        api_key="sk-local",
+        max_retries=0,
+        timeout=httpx.Timeout(TIMEOUT, read=None),
+    )
+    stream = await client.chat.completions.create(model="m", messages=OPENAI_MESSAGES, stream=True)
+    started = time.monotonic()
+    events = [e async for e in sn_sdk.aiter_chunk_events(stream, idle_timeout=IDLE)]
+    assert time.monotonic() - started < TIMEOUT
+    await client.close()
+    error = assert_truncated(events, r"IdleTimeout: no bytes for 0\.3 s")
+    assert error.message.content
+
+
 def _data_lines(data: bytes) -> list[str]:
     lines = data.decode().replace("\r\n", "\n").split("\n")
     return [ln[6:] for ln in lines if ln.startswith("data: ") and ln != "data: [DONE]"]

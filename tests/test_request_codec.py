@@ -5,6 +5,7 @@ carry a foreign issuer's opaque state back to it."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -1022,3 +1023,90 @@ def test_gemini_cached_content_strips_what_it_holds() -> None:
 def test_gemini_needs_a_model() -> None:
     with pytest.raises(ValueError, match=r"^model"):
         encode_request(Request(None, (UserMessage("q"),)), "gemini")
+
+
+def test_headers_that_change_the_meaning_are_kept_for_their_api() -> None:
+    body = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 5,
+        "messages": [{"role": "user", "content": "q"}],
+    }
+    sent = {
+        "Anthropic-Beta": "interleaved-thinking-2025-05-14",
+        "anthropic-version": "2023-06-01",
+        "x-api-key": "secret",
+        "Authorization": "Bearer secret",
+    }
+    request = decode_request(body, "anthropic", headers=sent)
+    assert request.headers == {
+        "anthropic-messages": {
+            "anthropic-beta": "interleaved-thinking-2025-05-14",
+            "anthropic-version": "2023-06-01",
+        }
+    }
+    assert "secret" not in json.dumps(request.to_dict())
+    assert (
+        encode_request(request, "anthropic").headers["anthropic-beta"]
+        == "interleaved-thinking-2025-05-14"
+    )
+    assert "anthropic-beta" not in encode_request(request, "openai-responses").headers
+    assert Request.from_dict(request.to_dict()) == request
+
+
+def test_documents_in_every_api() -> None:
+    pdf = DocumentBlock("application/pdf", "JVBE", name="a.pdf")
+    linked = DocumentBlock("application/pdf", url="https://example.com/b.pdf")
+    messages = [UserMessage((pdf, linked))]
+    a = encoded("anthropic-messages", messages=messages).body["messages"][0]["content"]
+    assert a[0] == {
+        "type": "document",
+        "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBE"},
+        "title": "a.pdf",
+    }
+    assert a[1]["source"] == {"type": "url", "url": "https://example.com/b.pdf"}
+    r = encoded("openai-responses", messages=messages).body["input"][0]["content"]
+    assert r == [
+        {
+            "type": "input_file",
+            "file_data": "data:application/pdf;base64,JVBE",
+            "filename": "a.pdf",
+        },
+        {"type": "input_file", "file_url": "https://example.com/b.pdf"},
+    ]
+    c = encoded("openai-completions", messages=messages).body["messages"][0]["content"]
+    assert c[0] == {
+        "type": "file",
+        "file": {"file_data": "data:application/pdf;base64,JVBE", "filename": "a.pdf"},
+    }
+    assert c[1] == {"type": "text", "text": "[document: https://example.com/b.pdf]"}
+    g = encoded("gemini", messages=messages).body["contents"][0]["parts"]
+    assert g[1] == {
+        "fileData": {"mimeType": "application/pdf", "fileUri": "https://example.com/b.pdf"}
+    }
+    for api in APIS:
+        back = decode_request(
+            encoded(api, messages=messages).body, api, path="/v1beta/models/m:generateContent"
+        )
+        first = back.messages[0].content[0]
+        assert isinstance(first, DocumentBlock) and first.data == "JVBE"
+
+
+def test_gemini_file_data_gets_a_type() -> None:
+    body = {
+        "max_tokens": 5,
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "image",
+                        "source": {"type": "url", "url": "https://example.com/cat.png"},
+                    }
+                ],
+            }
+        ],
+    }
+    request = decode_request(body, "anthropic")
+    sent = encode_request(replace(request, model="gemini-2.5-flash"), "gemini").body
+    part = sent["contents"][0]["parts"][0]
+    assert part == {"fileData": {"mimeType": "image/png", "fileUri": "https://example.com/cat.png"}}

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import pytest
 
+from streamnorm.apis import READ_ONLY_APIS
 from streamnorm.messages import (
     AssistantMessage,
     ContentBlock,
@@ -681,6 +682,12 @@ def test_31_target_resolution() -> None:
     ):
         with pytest.raises(ValueError):
             sanitize([], provider, "m", api=api)
+    # Apis that are only read: nothing is sent to them.
+    for api in READ_ONLY_APIS:
+        with pytest.raises(ValueError, match="does not write"):
+            sanitize([], "x", "m", api=api)
+        with pytest.raises(ValueError, match="does not write"):
+            validate_history_for_target([], "x", "m", api=api)
     with pytest.raises(ValueError):
         sanitize([], "anthropic", "m", foreign_thinking="tags")
 

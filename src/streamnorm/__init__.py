@@ -44,7 +44,7 @@ from .messages import (
 )
 from .normalizer import StreamNormalizer, anormalize, normalize
 from .options import NormalizerOptions
-from .partial_json import parse_partial_json
+from .partial_json import ArgsOp, apply_ops, parse_partial_json
 from .request import ProviderTool, Reasoning, Request, ResponseFormat, Tool, WireRequest
 from .sanitize import sanitize_messages_for_target, validate_history_for_target
 
@@ -52,6 +52,7 @@ __all__ = [
     "APIS",
     "READ_ONLY_APIS",
     "ApiName",
+    "ArgsOp",
     "AssistantMessage",
     "BlockEnd",
     "ContentBlock",
@@ -92,6 +93,7 @@ __all__ = [
     "WireRequest",
     "aencode_stream",
     "anormalize",
+    "apply_ops",
     "block_from_dict",
     "decode_request",
     "decode_response",

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Literal, cast
 
-__all__ = ["ALIASES", "APIS", "READ_ONLY_APIS", "ApiName", "WireApi", "resolve_api"]
+__all__ = [
+    "ALIASES",
+    "APIS",
+    "READ_ONLY_APIS",
+    "ApiName",
+    "WireApi",
+    "resolve_api",
+    "resolve_spoken_api",
+]
 
 #: A canonical wire API name, as a type (``tests/test_entry_points.py`` keeps
 #: it equal to the names :func:`resolve_api` returns).
@@ -72,3 +80,16 @@ def resolve_api(name: str, *, allow_auto: bool = False) -> WireApi | Literal["au
         return "auto"
     valid = [*APIS, *READ_ONLY_APIS, *ALIASES, *(("auto", "openai") if allow_auto else ())]
     raise ValueError(f"unknown api {name!r}; valid names: {', '.join(valid)}")
+
+
+def resolve_spoken_api(name: str) -> WireApi:
+    """:func:`resolve_api` for what writes an api (the request codec, the
+    encoders, a gateway upstream): one of :data:`APIS`. A read-only api
+    raises ``ValueError`` saying that it is only read."""
+    api = resolve_api(name)
+    if api in APIS:
+        return api
+    raise ValueError(
+        f"unknown api {name!r} for requests and encoding: streamnorm reads {api} streams "
+        f"but does not write them; valid names: {', '.join(APIS)}"
+    )

@@ -56,6 +56,7 @@ __all__ = [
     "JSONValuesFramer",
     "NDJSONFramer",
     "SSEFramer",
+    "blank_prefix",
     "first_line",
     "sniff_framing",
 ]
@@ -333,9 +334,10 @@ class JSONValuesFramer:
             self._in_string = False
             self._scalar = byte not in b'{["'
         else:
-            found = bytes(self._buf[self._pos : self._pos + 40])
+            # Only the byte itself: what follows it may not have arrived yet,
+            # and the reason must not depend on where the chunks end.
             where = "after the array" if state == _AFTER_ARRAY else "between JSON items"
-            raise FramingError("protocol", f"unexpected bytes {where}: {found!r}")
+            raise FramingError("protocol", f"unexpected byte {where}: {bytes([byte])!r}")
 
     def _scan_item(self, end: int) -> bool:
         """Advance through the current item; True when it ended at ``_pos``."""
@@ -430,8 +432,8 @@ def sniff_framing(head: bytes, final: bool) -> str | None:
             return "eventstream" if final else None
         return "eventstream" if prelude else "binary"
     body = head.removeprefix(_BOM)
-    start = len(body) - len(body.lstrip(b"\r\n"))  # blank lines
-    if start == len(body):
+    start = blank_prefix(body)
+    if start == len(body) or not body[start:].strip():
         return "sse" if final and body else None  # blank lines are valid SSE
     newline = body.find(b"\n", start)
     line = body[start:] if newline < 0 else body[start:newline]
@@ -453,6 +455,13 @@ def sniff_framing(head: bytes, final: bool) -> str | None:
     return "sse" if newline < 0 and _sse_prefix(line) else "text"  # cut in the first name
 
 
+def blank_prefix(data: bytes) -> int:
+    """Where the lines of ``data`` that hold only whitespace end: in every
+    framing such lines before the first payload mean nothing."""
+    rest = len(data) - len(data.lstrip(_LEADING))
+    return max(data.rfind(b"\n", 0, rest), data.rfind(b"\r", 0, rest)) + 1
+
+
 def _sse_line(line: bytes, *, complete: bool) -> bool:
     """Whether a line is an SSE comment or one of the fields streams send
     (a field without a colon only once the line is whole)."""
@@ -472,4 +481,5 @@ def first_line(head: bytes) -> bytes:
     at most `QUOTED` bytes (binary data: the prelude's bytes)."""
     if head[:1] and head[0] < 0x09:
         return head[:_PRELUDE]
-    return head.removeprefix(_BOM).lstrip(_LEADING).split(b"\n", 1)[0][:QUOTED]
+    body = head.removeprefix(_BOM)
+    return body[blank_prefix(body) :].split(b"\n", 1)[0][:QUOTED]

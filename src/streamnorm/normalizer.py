@@ -44,7 +44,15 @@ from . import _json
 from .apis import ApiName, resolve_api
 from .builder import MessageBuilder
 from .events import Event
-from .framing import FRAMERS, QUOTED, Framer, FramingError, first_line, sniff_framing
+from .framing import (
+    FRAMERS,
+    QUOTED,
+    Framer,
+    FramingError,
+    blank_prefix,
+    first_line,
+    sniff_framing,
+)
 from .messages import AssistantMessage, StopReason, Usage
 from .providers import DECODERS, Decoder, detect_api, detect_frame_api, error_body_api
 from .providers.base import as_dict, as_str
@@ -201,8 +209,10 @@ class StreamNormalizer:
         it is asked again only when a line ends; a chunk that reaches the
         bound decides. So this is O(len(chunk))."""
         head = self._head
-        if not head:
-            chunk = chunk.lstrip(b"\r\n")  # leading blank lines mean nothing in any framing
+        if not head.strip():  # only spaces so far: at most QUOTED of them
+            chunk = bytes(head) + chunk
+            chunk = chunk[blank_prefix(chunk) :]  # blank lines mean nothing in any framing
+            head.clear()
             if not chunk:
                 return
         if len(head) + len(chunk) < _HEAD_BYTES:
@@ -392,6 +402,9 @@ class StreamNormalizer:
             return
         if self._payloads == 1 and not self._first_payload(name, payload, data):
             return
+        self._handle(name, payload, data)
+
+    def _handle(self, name: str, payload: dict[str, Any], data: str) -> None:
         assert self._decoder is not None
         try:
             self._decoder.handle(name, payload)
@@ -405,15 +418,22 @@ class StreamNormalizer:
         forced = self._forced
         if api == "error" and forced is None and self._framing == "eventstream":
             api = detect_frame_api(name)  # an exception frame first: Converse reads it
-        elif api == "error" and (self._decoder is None or forced is None):
+        elif api == "error":
+            # An error body: the api's decoder reads its own error shape;
+            # anything it leaves open ends as an upstream error all the same.
+            if self._decoder is not None and forced is not None:
+                self._handle(name, payload, data)
             self._upstream_error_body(payload)
             return False
+        framing = _FRAMING_NAMES.get(self._framing or "", "this framing")
         if forced is not None and api not in (None, "error", forced):
-            self._fail("protocol", f"the stream looks like {api}, not {forced}: {data[:200]!r}")
+            self._fail(
+                "protocol",
+                f"the stream looks like {api} ({framing}), not {forced}: {data[:200]!r}",
+            )
             return False
         if self._decoder is not None:
             return True
-        framing = _FRAMING_NAMES.get(self._framing or "", "this framing")
         if forced is not None:
             self._fail("protocol", f"the input is {framing}, which {forced} does not use")
             return False

@@ -150,7 +150,6 @@ _scan_string = cast(
     json.decoder.scanstring,  # type: ignore[attr-defined]
 )
 _surrogates = re.compile("[\ud800-\udfff]")
-_LONG = 1024  # text length past which the C decoder is simply tried
 _number_run = _always(re.compile(r"[0-9eE.+\-]*"))
 _valid_number = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?").fullmatch
 # A number is reported only once one of these follows it: until then it may grow.
@@ -164,36 +163,46 @@ _LITERAL_VALUES: dict[str, Any] = {"true": True, "false": False, "null": None}
 _NOT_A_NUMBER = object()
 
 
-def _decode(raw: str) -> str:
-    """The text of string content ``raw`` in which every escape is decided.
+def _decode(quoted: str) -> str:
+    """The text of string content followed by its closing quote, in which
+    every escape is decided.
 
     partial-json.md §1.2: an invalid escape keeps its backslash (the repair
     pass's rule, so it is the same doubling); a surrogate pair is one code
     point; every surrogate left unpaired, escaped or raw, is U+FFFD. A few
-    C-speed passes: O(len(raw)) whatever the escapes.
+    C-speed passes over ``quoted`` alone (never over a longer text: the
+    decoder's error locates itself by counting lines from the start of what
+    it was given), so O(len(quoted)) whatever the escapes.
     """
-    text = raw
-    if "\\" in raw:
-        try:
-            text = _scan_string(raw + '"', 0, False)[0]
-        except ValueError:  # an invalid escape
-            text = _scan_string(_double_invalid_escapes(raw) + '"', 0, False)[0]
+    try:
+        text = _scan_string(quoted, 0, False)[0]
+    except ValueError:  # an invalid escape
+        text = _scan_string(_double_invalid_escapes(quoted), 0, False)[0]
     if _surrogates.search(text) is not None:
         text = _surrogates.sub("\ufffd", text)
     return text
 
 
-def _closed_string(s: str, i: int) -> tuple[str, int]:
-    """The string whose content starts at ``s[i]`` and the index after its
-    closing quote, when it closes in ``s`` with valid escapes only (the C
-    decoder alone, the common case); else ``("", -1)``. O(what it scans)."""
-    try:
-        text, end = _scan_string(s, i, False)
-    except ValueError:  # unterminated in s, or an invalid escape
-        return "", -1
-    if _surrogates.search(text) is not None:
-        text = _surrogates.sub("\ufffd", text)
-    return text, end
+def _closing_quote(s: str, j: int) -> int:
+    """The closing quote of a string whose escapes start at ``s[j]``, found by
+    hand while the escaped quotes and backslash runs before it are sparse (at
+    most one per 32 characters, after the first 8); else -1, and a regex pass
+    decides. Python work: O(1 + what it crosses / 32)."""
+    q = s.find('"', j)
+    tries = 0
+    while q >= 0:
+        p = q - 1
+        while p >= j and s[p] == "\\":
+            p -= 1
+            if q - p > 64:
+                return -1
+        if (q - p) % 2:  # an even run of backslashes: the quote is not escaped
+            return q
+        tries += q - p
+        if tries > 8 + (q - j) // 32:
+            break
+        q = s.find('"', q + 1)
+    return -1
 
 
 def _number(number: re.Match[str] | None) -> Any:
@@ -430,8 +439,13 @@ class IncrementalJSONParser:
         if move == _NEXT_KEY:
             return self._member(s, i + 1)
         if move == _OPEN_STRING:
+            piece, end = self._segment(s, i + 1)
+            if end > 0:  # opened and closed in s: it joins the tree whole
+                return end, self._put(piece)
             self._fresh = True
-            return self._string_step(s, i + 1, _STRING)
+            if piece:
+                self._chunks.append(piece)
+            return len(s), _STRING
         if move == _OPEN_KEY:
             return self._member(s, i)
         if move == _CLOSE:
@@ -544,7 +558,7 @@ class IncrementalJSONParser:
                 chunks.append(piece)
                 piece = "".join(chunks)
                 chunks.clear()
-            if state == _STRING:  # opened and closed unseen: it joins the tree whole
+            if state == _STRING:  # opened and closed unread: it joins the tree whole
                 self._fresh = False
                 return end, self._put(piece)
             self._keys[-1] = piece
@@ -574,19 +588,14 @@ class IncrementalJSONParser:
         j = m.start()
         if s[j] == '"':  # plain text to the quote
             return s[i:j], j + 1
-        # A quote ahead that no backslash precedes closes the string: the C
-        # decoder alone reads it then, unless an escape is invalid. In long
-        # text, simply trying costs no more than finding out.
-        q = s.find('"', j)
-        if q > 0 and (s[q - 1] != "\\" or n - i > _LONG):
-            piece, end = _closed_string(s, i)
-            if end > 0:
-                return piece, end
+        q = _closing_quote(s, j)
+        if q > 0:
+            return _decode(s[i : q + 1]), q + 1
         k = _string_content(s, i).end()
         if k < n and s[k] == '"':
-            return _decode(s[i:k]), k + 1
+            return _decode(s[i : k + 1]), k + 1
         self._carry = s[k:]
-        return _decode(s[i:k]), -1
+        return _decode(s[i:k] + '"'), -1
 
     def _place_string(self) -> None:
         """Put the open string into the tree (a read or take_ops() sees it)."""
@@ -694,8 +703,9 @@ class ArgumentBuffer:
     operations (:meth:`ops`) in order scans each fragment once. The buffer
     keeps no preview of its own and only the operations of the last range
     scanned, so events hold no copies. An offset behind the parser (an older
-    event read after a newer one) is parsed from scratch: correct, O(offset),
-    rare. Not thread-safe.
+    event read after a newer one) restarts the parser from the beginning:
+    O(offset) for that read, and reading on in order from there scans each
+    fragment once again. Not thread-safe.
     """
 
     __slots__ = (
@@ -751,7 +761,7 @@ class ArgumentBuffer:
         """
         end = self._clamp(end)
         if end < self._parsed_to:
-            return parse_partial_json(self.text()[:end])
+            self._restart()
         start = self._parsed_to if start is None else min(self._clamp(start), end)
         return self._advance(start, end).value()
 
@@ -764,14 +774,15 @@ class ArgumentBuffer:
         if start == end:
             return ()
         if start < self._parsed_to:
-            parser = IncrementalJSONParser(record_ops=True)
-            text = self.text()
-            parser.feed(text[:start])
-            parser.take_ops()
-            parser.feed(text[start:end])
-            return parser.take_ops()
+            self._restart()
         self._advance(start, end)
         return self._ops
+
+    def _restart(self) -> None:
+        """Forget the parser: the next read scans from the beginning."""
+        self._parser = None
+        self._parsed_to = self._part_index = self._part_start = 0
+        self._ops, self._ops_range = (), (0, 0)
 
     def _clamp(self, offset: int) -> int:
         return max(0, min(offset, self._length))

@@ -16,8 +16,6 @@ import hmac
 import uuid
 from typing import Any
 
-import httpx
-
 from .._json import dumps_compact
 from .config import GatewayConfig
 from .doors import find_door, parse_call, presented_keys
@@ -25,6 +23,7 @@ from .errors import GatewayError, error_body, redact
 from .exchange import ClientGone, Exchange, Receive, Scope, Send
 from .proxy import Proxy
 from .telemetry import LOGGER, Metrics, RequestRecord
+from .upstream import Clients
 
 __all__ = ["Gateway", "create_app"]
 
@@ -43,17 +42,9 @@ class Gateway:
         self.config = config
         self.metrics = Metrics()
         self._secrets = config.secrets()
-        self._http: httpx.AsyncClient | None = None
-        self._proxy = Proxy(config, self._client)
+        self._clients = Clients()
+        self._proxy = Proxy(config, self._clients.get)
         self._in_flight = 0
-
-    def _client(self) -> httpx.AsyncClient:
-        if self._http is None:
-            limits = httpx.Limits(max_connections=None, max_keepalive_connections=100)
-            self._http = httpx.AsyncClient(
-                limits=limits, follow_redirects=False, trust_env=False, timeout=None
-            )
-        return self._http
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -65,12 +56,10 @@ class Gateway:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
-                self._client()
+                self._clients.open()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                if self._http is not None:
-                    await self._http.aclose()
-                    self._http = None
+                await self._clients.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 

@@ -62,7 +62,9 @@ class Translate:
         self._normalizer = StreamNormalizer(
             resolve_api(upstream_api), model=upstream_model, provider=provider
         )
-        self._encoder = StreamEncoder(client_api, model=client_model, created=created)
+        self._encoder = StreamEncoder(
+            client_api, model=client_model, created=created, provider=provider
+        )
         self._array = JsonArray() if client_api == "google-generative-ai" and not sse else None
 
     @property

@@ -14,7 +14,7 @@ upstream body bytes), so the client sees one answer either way.
 
 from __future__ import annotations
 
-import asyncio
+import ssl
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -24,10 +24,50 @@ import httpx
 from .config import Upstream
 from .errors import GatewayError, upstream_message
 
-__all__ = ["Opened", "Outgoing", "auth_headers", "open_first", "read_capped"]
+__all__ = ["Clients", "Opened", "Outgoing", "auth_headers", "open_first", "read_capped"]
 
 #: Most bytes read from an upstream error body.
 _MAX_ERROR_BODY = 64 * 1024
+
+
+class Clients:
+    r"""A few ``httpx.AsyncClient``\ s taken in turn, created on first use.
+
+    httpcore's pool scans all its connections whenever a request starts or
+    ends, so one pool under n concurrent streams costs O(n²); ``shards``
+    pools of n/shards each cut that by the number of shards. Idle
+    connections are dropped after 4 s, before the usual 5 s server idle
+    timeout, so that a connection the server is closing is rarely reused.
+    """
+
+    def __init__(self, shards: int = 8) -> None:
+        self._shards = shards
+        self._clients: list[httpx.AsyncClient] = []
+        self._next = 0
+
+    def open(self) -> None:
+        """Create the clients (at startup: building them costs a TLS context each)."""
+        if not self._clients:
+            tls = ssl.create_default_context()
+            limits = httpx.Limits(
+                max_connections=None, max_keepalive_connections=32, keepalive_expiry=4.0
+            )
+            self._clients = [
+                httpx.AsyncClient(
+                    limits=limits, verify=tls, follow_redirects=False, trust_env=False
+                )
+                for _ in range(self._shards)
+            ]
+
+    def get(self) -> httpx.AsyncClient:
+        self.open()
+        self._next = (self._next + 1) % self._shards
+        return self._clients[self._next]
+
+    async def aclose(self) -> None:
+        clients, self._clients = self._clients, []
+        for client in clients:
+            await client.aclose()
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,37 +154,56 @@ async def open_first(
     A non-retryable error status (400, 401, 404 …, or a redirect, which is
     never followed) is returned as it is, with its body as ``first``, for the
     caller to translate.
+
+    A connection the upstream closed before answering (the race between
+    reusing a kept-alive connection and the server closing it as idle) is
+    retried once on the same upstream before the next one is tried.
     """
     failure = GatewayError(502, "no upstream configured")
     attempts: list[str] = []
     for upstream in upstreams:
         attempts.append(upstream.name)
-        request = _request(client, upstream, build(upstream))
-        response: httpx.Response | None = None
-        try:
-            response = await client.send(request, stream=True)
-            if response.status_code >= 300:
-                body = await read_capped(response, _MAX_ERROR_BODY)
-                await response.aclose()
-                if not _retryable(response.status_code):
-                    return Opened(upstream, response, body, _empty(), attempts)
-                failure = GatewayError(
-                    response.status_code, upstream_message(body, response.status_code)
-                )
-                continue
-            first, rest = await _first_bytes(response)
-            return Opened(upstream, response, first, rest, attempts)
-        except httpx.TimeoutException:
-            failure = GatewayError(504, f"upstream {upstream.name} did not answer in time")
-        except httpx.TransportError:
-            failure = GatewayError(502, f"upstream {upstream.name} is unreachable")
-        except asyncio.CancelledError:
-            if response is not None:
-                await response.aclose()
-            raise
+        request = build(upstream)
+        for _ in range(2):
+            result = await _attempt(client, upstream, request)
+            if isinstance(result, Opened):
+                result.attempts = attempts
+                return result
+            failure, stale = result
+            if not stale:
+                break
+    raise failure
+
+
+async def _attempt(
+    client: httpx.AsyncClient, upstream: Upstream, out: Outgoing
+) -> Opened | tuple[GatewayError, bool]:
+    """One try: the opened upstream, or (the failure, whether it was a dropped connection)."""
+    response: httpx.Response | None = None
+    try:
+        response = await client.send(_request(client, upstream, out), stream=True)
+        if response.status_code >= 300:
+            body = await read_capped(response, _MAX_ERROR_BODY)
+            await response.aclose()
+            if not _retryable(response.status_code):
+                return Opened(upstream, response, body, _empty())
+            return GatewayError(
+                response.status_code, upstream_message(body, response.status_code)
+            ), False
+        first, rest = await _first_bytes(response)
+        return Opened(upstream, response, first, rest)
+    except httpx.TimeoutException:
+        failure = GatewayError(504, f"upstream {upstream.name} did not answer in time"), False
+    except httpx.TransportError as exc:
+        dropped = response is None and isinstance(exc, httpx.RemoteProtocolError)
+        failure = GatewayError(502, f"upstream {upstream.name} is unreachable"), dropped
+    except BaseException:  # cancelled: the client went away while we waited
         if response is not None:
             await response.aclose()
-    raise failure
+        raise
+    if response is not None:
+        await response.aclose()
+    return failure
 
 
 async def _empty() -> AsyncIterator[bytes]:

@@ -32,6 +32,10 @@ __all__ = ["iter_events"]
 
 _READ_SIZE = 64 * 1024
 
+#: requests' own flag for a body already read (``iter_content`` refuses to
+#: read it twice); not part of its type stubs, so it is reached by name.
+_CONSUMED = "_content_consumed"
+
 
 def iter_events(
     response: requests.Response,
@@ -56,11 +60,7 @@ def iter_events(
 def _body(response: requests.Response) -> Iterator[bytes]:
     raw = response.raw
     read1 = getattr(raw, "read1", None)
-    if (
-        getattr(response, "_content_consumed", False)
-        or read1 is None
-        or getattr(raw, "chunked", True)
-    ):
+    if getattr(response, _CONSUMED, False) or read1 is None or getattr(raw, "chunked", True):
         for chunk in response.iter_content(chunk_size=None):
             if isinstance(chunk, bytes):
                 yield chunk
@@ -93,4 +93,4 @@ def _read1_chunks(response: requests.Response, read1: Any) -> Iterator[bytes]:
         raise RequestsConnectionError(exc) from exc
     except SSLError as exc:
         raise RequestsSSLError(exc) from exc
-    setattr(response, "_content_consumed", True)  # noqa: B010  # as iter_content leaves it
+    setattr(response, _CONSUMED, True)

@@ -8,6 +8,7 @@ from .anthropic import AnthropicDecoder
 from .base import Decoder
 from .bedrock_converse import BedrockConverseDecoder
 from .bedrock_invoke import BedrockInvokeDecoder
+from .cohere import CohereDecoder
 from .google import GoogleDecoder
 from .ollama import OllamaDecoder
 from .openai_completions import OpenAICompletionsDecoder
@@ -23,6 +24,7 @@ DECODERS: dict[str, type[Decoder]] = {
     BedrockConverseDecoder.api: BedrockConverseDecoder,
     BedrockInvokeDecoder.api: BedrockInvokeDecoder,
     OllamaDecoder.api: OllamaDecoder,
+    CohereDecoder.api: CohereDecoder,
 }
 
 _COMPLETION_OBJECTS = frozenset(("chat.completion.chunk", "text_completion"))

@@ -127,9 +127,15 @@ class WireEncoder:
     api: ClassVar[str]
 
     def __init__(
-        self, *, model: str | None = None, response_id: str | None = None, created: int = 0
+        self,
+        *,
+        model: str | None = None,
+        response_id: str | None = None,
+        created: int = 0,
+        provider: str | None = None,
     ) -> None:
         self.model = model
+        self.provider = provider  # the host the events came from (envelope issuer)
         self.response_id = response_id
         self.created = created
         self.source_api = self.api
@@ -171,6 +177,8 @@ class WireEncoder:
             return self.on_done(event.message)  # type: ignore[union-attr]
         if cls is Error:
             self.terminated = True
+            if event.kind == "aborted":  # type: ignore[union-attr]
+                return b""  # the client went away: nothing more to say (encoding.md §6)
             self._learn(event.message)  # type: ignore[union-attr]
             return self.on_error(event)  # type: ignore[arg-type]
         if cls in (PromptProgress, NormalizationError):
@@ -201,7 +209,7 @@ class WireEncoder:
         self.started = True
         self.source_api = event.api
         self.source_id = event.response_id
-        self.carrier = Carrier(self.api, Issuer(event.api, None, event.model))
+        self.carrier = Carrier(self.api, Issuer(event.api, self.provider, event.model))
         if self.model is None:
             self.model = event.model
         if self.response_id is None:

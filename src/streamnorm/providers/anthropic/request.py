@@ -10,7 +10,7 @@ restore the original block and its issuer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -347,23 +347,37 @@ def _canonical_part(part: dict[str, Any], where: str) -> UserContent | None:
         raise fail(f"{where}.source", "an object", source)
     if kind == "image":
         assert isinstance(source, dict)
+        text = _source_strings(source, f"{where}.source")
         if source.get("type") == "base64":
-            return ImageBlock(str(source.get("media_type", "")), source.get("data"), cache=cache)
+            return ImageBlock(text("media_type") or "", text("data"), cache=cache)
         if source.get("type") == "url":
-            return ImageBlock("", url=source.get("url"), cache=cache)
+            return ImageBlock("", url=text("url"), cache=cache)
     if kind == "document":
         assert isinstance(source, dict)
+        text = _source_strings(source, f"{where}.source")
         name = part.get("title")
-        mime = str(source.get("media_type", ""))
         return DocumentBlock(
-            mime,
-            source.get("data"),
-            source.get("url"),
-            source.get("file_id"),
+            text("media_type") or "",
+            text("data"),
+            text("url"),
+            text("file_id"),
             name if isinstance(name, str) else None,
             cache,
         )
     return None
+
+
+def _source_strings(source: dict[str, Any], where: str) -> Callable[[str], str | None]:
+    """A reader of a media source's string fields: absent is None, anything
+    but a string a ``ValueError`` naming the field."""
+
+    def text(key: str) -> str | None:
+        value = source.get(key)
+        if value is not None and not isinstance(value, str):
+            raise fail(f"{where}.{key}", "a string", value)
+        return value
+
+    return text
 
 
 def _user_block(part: Any, where: str) -> UserContent:

@@ -12,6 +12,7 @@ restores the original block and its issuer.
 
 from __future__ import annotations
 
+import mimetypes
 import re
 from collections.abc import Mapping
 from dataclasses import replace
@@ -85,7 +86,9 @@ def _media(block: ImageBlock | DocumentBlock) -> dict[str, Any]:
     if block.data is not None:
         return {"inlineData": {"mimeType": block.mime_type, "data": block.data}}
     uri = block.file_id if isinstance(block, DocumentBlock) and block.url is None else block.url
-    return {"fileData": {"mimeType": block.mime_type, "fileUri": uri}}
+    # fileData needs a type; a URL from another api may come without one.
+    mime = block.mime_type or mimetypes.guess_type(uri or "")[0] or "application/octet-stream"
+    return {"fileData": {"mimeType": mime, "fileUri": uri}}
 
 
 def _user_part(block: UserContent) -> dict[str, Any] | None:

@@ -143,26 +143,10 @@ def encode_response(
         "content": text or None,
         "refusal": refusal or None,
     }
-    urls: list[str] = []
-    if not carrier.foreign:  # the issuer's own citations and server-side tool runs
-        citations = [c for b in message.content if isinstance(b, TextBlock) for c in b.citations]
-        urls = [c["url"] for c in citations if _bare_url(c)]  # Perplexity's top-level list
-        annotations = [c for c in citations if not _bare_url(c)]
-        if annotations:
-            out["annotations"] = annotations
-        for block in message.content:
-            if isinstance(block, ProviderBlock) and block.kind == "executed_tools":
-                out["executed_tools"] = block.data.get("executed_tools", [])
+    urls = _own_extras(message, carrier, out)
     thinking = [b for b in message.content if isinstance(b, ThinkingBlock)]
     if thinking:
-        out["reasoning_content"] = "".join(b.thinking for b in thinking)
-        details = [
-            entry
-            for position, block in enumerate(thinking)
-            for entry in reasoning_details(block, carrier, position) or ()
-        ]
-        if details:
-            out["reasoning_details"] = details
+        _reasoning_fields(thinking, carrier, out)
     calls = [
         {
             "id": call.id,
@@ -189,6 +173,35 @@ def encode_response(
     if urls:
         body["citations"] = urls
     return body
+
+
+def _own_extras(message: AssistantMessage, carrier: Carrier, out: dict[str, Any]) -> list[str]:
+    """The issuer's own citations (as ``annotations``) and server-side tool
+    runs (``executed_tools``) on ``out``; returns the bare citation URLs
+    (Perplexity's top-level list). Another issuer's are not carried."""
+    if carrier.foreign:
+        return []
+    citations = [c for b in message.content if isinstance(b, TextBlock) for c in b.citations]
+    annotations = [c for c in citations if not _bare_url(c)]
+    if annotations:
+        out["annotations"] = annotations
+    for block in message.content:
+        if isinstance(block, ProviderBlock) and block.kind == "executed_tools":
+            out["executed_tools"] = block.data.get("executed_tools", [])
+    return [c["url"] for c in citations if _bare_url(c)]
+
+
+def _reasoning_fields(thinking: list[ThinkingBlock], carrier: Carrier, out: dict[str, Any]) -> None:
+    """``reasoning_content`` and the ``reasoning_details`` that carry the
+    blocks' signatures."""
+    out["reasoning_content"] = "".join(b.thinking for b in thinking)
+    details = [
+        entry
+        for position, block in enumerate(thinking)
+        for entry in reasoning_details(block, carrier, position) or ()
+    ]
+    if details:
+        out["reasoning_details"] = details
 
 
 def _bare_url(citation: Any) -> bool:

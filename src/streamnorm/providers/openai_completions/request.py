@@ -78,8 +78,11 @@ def _part(block: UserContent) -> dict[str, Any] | None:
         file: dict[str, Any] = {}
         if block.file_id is not None:
             file["file_id"] = block.file_id
+        elif block.data is not None:
+            file["file_data"] = data_url(block.mime_type, block.data)
         else:
-            file["file_data"] = data_url(block.mime_type, block.data or "")
+            # A file part takes data or a file id, not a URL: the URL as text.
+            return {"type": "text", "text": f"[{block.name or 'document'}: {block.url}]"}
         if block.name is not None:
             file["filename"] = block.name
         return {"type": "file", "file": file}
