@@ -40,10 +40,11 @@ buffered; it is not looked at again until enough bytes for it have arrived,
 then completed from the first bytes of the chunk that brings them, whose
 rest is read in place: every byte is copied once at most (a cut frame's
 twice). Each frame is checksummed twice (prelude and message,
-``binascii.crc32``, in C) and sliced into header block and payload. Header blocks are parsed in Python,
-so the decoder remembers a few dozen small ones: a stream repeats the same
-three headers on every frame of a type, and those then cost a dictionary
-lookup. `benchmarks/eventstream.py` has the figures.
+``binascii.crc32``, in C) and sliced into header block and payload. Header
+blocks are parsed in Python, so the decoder remembers a few dozen small
+ones: a stream repeats the same three headers on every frame of a type, and
+those then cost a dictionary lookup. `benchmarks/eventstream.py` has the
+figures.
 """
 
 from __future__ import annotations
