@@ -332,6 +332,17 @@ def test_fallbacks_pass_a_dead_and_a_busy_upstream_before_the_first_byte(
     assert line["status"] == 200 and line["output_tokens"] > 0
 
 
+def test_an_upstream_without_its_key_is_skipped(url: str, fake: FakeUpstream) -> None:
+    fake.clear()
+    fake.script(
+        "keyless.ok", fixture_reply("openai-completions", TEXT["openai-completions"], stream=True)
+    )
+    r = post(url, "openai-completions", "keyless.ok")
+    assert r.status_code == 200 and len(fake.received) == 1
+    line = log_for(r.headers["x-request-id"])
+    assert line["attempts"] == ["keyless", "chat"] and line["upstream"] == "chat"
+
+
 def test_a_redirect_is_not_followed(url: str, fake: FakeUpstream) -> None:
     fake.clear()
     fake.script("openai-completions.redirect", Reply(307, [b""], "text/plain"))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -62,14 +65,6 @@ def test_no_route_is_an_unknown_model() -> None:
             "upstreams.one.base_url",
         ),
         (
-            {
-                "upstreams": {
-                    "one": {"api": "anthropic", "base_url": "http://h", "api_key_env": "UNSET"}
-                }
-            },
-            "upstreams.one.api_key_env",
-        ),
-        (
             {"upstreams": {"one": {"api": "anthropic", "base_url": "http://h", "timeout": 0}}},
             "upstreams.one.timeout",
         ),
@@ -109,6 +104,13 @@ def test_mistakes_raise_naming_the_key(change: dict[str, Any], named: str) -> No
     )
 
 
+def test_an_unset_upstream_key_marks_the_upstream_not_an_error() -> None:
+    c = parse_config(config(), {"GW": "a"})
+    route = c.route("claude-x")
+    assert route is not None and route.upstreams[0].missing_key
+    assert not route.upstreams[1].missing_key  # no api_key_env at all
+
+
 def test_without_keys_env_the_gateway_asks_for_no_key() -> None:
     assert parse_config(config(gateway={}), ENV).keys == frozenset()
 
@@ -127,3 +129,20 @@ def test_the_sample_file_loads(tmp_path: Path) -> None:
     bad.write_text("[gateway\n")
     with pytest.raises(ValueError, match="not valid TOML"):
         load_config(bad, env)
+
+
+def test_serve_reports_a_bad_file_in_one_line_with_exit_status_2(tmp_path: Path) -> None:
+    bad = tmp_path / "gateway.toml"
+    bad.write_text('[upstreams.x]\napi = "nope"\nbase_url = "http://h"\n')
+    for path in (bad, tmp_path / "missing.toml"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "streamnorm", "serve", "--config", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+        )
+        assert proc.returncode == 2
+        assert proc.stderr.startswith("streamnorm: error: ") and proc.stderr.count("\n") == 1
+    assert "upstreams.x.api" in proc.stderr or "missing.toml" in proc.stderr
