@@ -37,12 +37,13 @@ from streamnorm import (
     ToolCallDelta,
     normalize,
 )
+from streamnorm.apis import ApiName
 from streamnorm.normalizer import DEFAULT_MAX_EVENT_BYTES, StreamNormalizer
 
 from .support import done, failed, run, run_bytes, terminal
 
 MiB = 1024 * 1024
-API = "anthropic-messages"
+API: ApiName = "anthropic-messages"
 
 
 def sse(*payloads: Any, crlf: bool = False) -> bytes:

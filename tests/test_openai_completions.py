@@ -29,6 +29,7 @@ from streamnorm import (
     ToolCallDelta,
     UsageUpdate,
 )
+from streamnorm.apis import ApiName
 from streamnorm.messages import AssistantMessage
 
 from .support import (
@@ -40,7 +41,7 @@ from .support import (
     terminal,
 )
 
-API = "openai-completions"
+API: ApiName = "openai-completions"
 PATHS = fixture_paths(API)
 IDS = [fixture_id(p) for p in PATHS]
 

@@ -1,6 +1,6 @@
 """streamnorm: one canonical event stream for every LLM streaming API."""
 
-from .apis import APIS, resolve_api
+from .apis import APIS, READ_ONLY_APIS, ApiName, WireApi, resolve_api
 from .codec import (
     decode_request,
     decode_response,
@@ -21,6 +21,7 @@ from .events import (
     ThinkingDelta,
     ToolCallDelta,
     UsageUpdate,
+    event_from_dict,
 )
 from .inline import NormalizingStream, ParserOutput, ToolCallParser, get_parser
 from .messages import (
@@ -42,12 +43,16 @@ from .messages import (
     message_from_dict,
 )
 from .normalizer import StreamNormalizer, anormalize, normalize
-from .partial_json import parse_partial_json
+from .options import NormalizerOptions
+from .partial_json import ArgsOp, apply_ops, parse_partial_json
 from .request import ProviderTool, Reasoning, Request, ResponseFormat, Tool, WireRequest
 from .sanitize import sanitize_messages_for_target, validate_history_for_target
 
 __all__ = [
     "APIS",
+    "READ_ONLY_APIS",
+    "ApiName",
+    "ArgsOp",
     "AssistantMessage",
     "BlockEnd",
     "ContentBlock",
@@ -58,6 +63,7 @@ __all__ = [
     "ImageBlock",
     "Message",
     "NormalizationError",
+    "NormalizerOptions",
     "NormalizingStream",
     "ParserOutput",
     "PromptProgress",
@@ -83,9 +89,11 @@ __all__ = [
     "UsageUpdate",
     "UserContent",
     "UserMessage",
+    "WireApi",
     "WireRequest",
     "aencode_stream",
     "anormalize",
+    "apply_ops",
     "block_from_dict",
     "decode_request",
     "decode_response",
@@ -93,6 +101,7 @@ __all__ = [
     "encode_request",
     "encode_response",
     "encode_stream",
+    "event_from_dict",
     "get_parser",
     "message_from_dict",
     "normalize",

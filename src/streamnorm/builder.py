@@ -22,7 +22,8 @@ stream costs O(bytes). Nothing re-scans accumulated text per delta.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from .events import (
@@ -33,6 +34,7 @@ from .events import (
     NormalizationError,
     PromptProgress,
     Start,
+    ThinkingDelta,
     ToolCallDelta,
     text_delta,
     thinking_delta,
@@ -51,13 +53,20 @@ from .messages import (
 )
 from .partial_json import ArgumentBuffer, parse_final_arguments, parse_partial_json
 
-__all__ = ["MessageBuilder", "StopTable", "synthetic_call_id"]
+__all__ = ["CallIdFactory", "MessageBuilder", "StopTable", "synthetic_call_id"]
 
 #: A wire API's stop values: canonical reason, or ``None`` for values that
 #: mean "the generation failed" and end the stream with ``Error(upstream)``.
 StopTable = Mapping[str, StopReason | None]
 
 _TEXT, _THINKING, _TOOL, _PROVIDER = "text", "thinking", "toolcall", "provider"
+#: A position held for a block that opens later (:meth:`MessageBuilder.reserve`).
+_RESERVED = "reserved"
+#: Stop reasons under which a tool call still open at the end was cut off.
+_CUT = (StopReason.LENGTH, StopReason.ERROR, StopReason.ABORTED)
+
+#: Makes the id of a tool call that has none: ``(response_id, position)``.
+CallIdFactory = Callable[[str | None, int], str]
 
 
 def synthetic_call_id(response_id: str | None, position: int) -> str:
@@ -145,7 +154,9 @@ class MessageBuilder:
     ``api`` names the wire API, ``model`` the model the caller asked for,
     ``stop_table`` the api's stop values. ``blocks_end_implicitly`` is true
     for wire APIs without a per-block end (Chat Completions): their tool
-    calls end at the terminal without being presumed cut off.
+    calls end at the terminal without being presumed cut off. ``call_id``
+    makes the ids of tool calls that have none (never one already used in
+    the message).
     """
 
     def __init__(
@@ -156,6 +167,7 @@ class MessageBuilder:
         provider: str | None = None,
         stop_table: StopTable,
         blocks_end_implicitly: bool = False,
+        call_id: CallIdFactory = synthetic_call_id,
     ) -> None:
         self.api = api
         self.provider = provider
@@ -171,6 +183,8 @@ class MessageBuilder:
         self._blocks: list[_Block] = []
         self._keys: dict[Hashable, _Block] = {}
         self._tool_calls = 0
+        self._call_id = call_id
+        self._used_ids: set[str] = set()
         self._usage = Usage()
         self._raw_stop: str | None = None
         self._stop_override: StopReason | None = None
@@ -214,6 +228,9 @@ class MessageBuilder:
     def _open(self, key: Hashable, kind: str) -> _Block:
         self._ensure_started()
         old = self._keys.get(key)
+        if old is not None and old.kind == _RESERVED:
+            old.kind = kind
+            return old
         if old is not None and not old.ended:
             self.diagnostic("duplicate_block_start", f"block {key!r} opened while still open")
             self._end(old)
@@ -221,6 +238,15 @@ class MessageBuilder:
         self._blocks.append(block)
         self._keys[key] = block
         return block
+
+    def reserve(self, key: Hashable) -> None:
+        """Hold the next index for a block that opens (or is placed) under
+        ``key`` later, so that it keeps its place among blocks that stream
+        first. A position never claimed is left out of the content."""
+        if key not in self._keys:
+            block = _Block(len(self._blocks), _RESERVED)
+            self._blocks.append(block)
+            self._keys[key] = block
 
     def has(self, key: Hashable) -> bool:
         """Whether ``key`` names a block that was opened."""
@@ -285,6 +311,8 @@ class MessageBuilder:
         block.tool_position = self._tool_calls
         self._tool_calls += 1
         block.id = id or (self._synthetic_id(block) if synthesize_id else None)
+        if block.id:
+            self._used_ids.add(block.id)
         block.name = name or ""
         block.signature = signature or None
         self.events.append(tool_call_delta(block.index, block.id, block.name, "", block.args, 0))
@@ -365,16 +393,48 @@ class MessageBuilder:
         if delta or signature is not None:
             self.events.append(thinking_delta(block.index, delta, signature))
 
-    def set_signature(self, key: Hashable, signature: str | None) -> None:
+    def set_signature(
+        self, key: Hashable, signature: str | None, *, onto_last_delta: bool = False
+    ) -> None:
         """Replace the block's signature (an empty value sets nothing). A
-        thinking block announces the change with ``ThinkingDelta("", sig)``."""
+        thinking block announces the change with ``ThinkingDelta("", sig)``;
+        with ``onto_last_delta``, on the block's own unsigned ``ThinkingDelta``
+        instead when that is the newest event not yet drained (for a relay
+        that drains after every event it forwards, so the merge cannot depend
+        on chunking)."""
         block = self._get(key, "signature")
         if block is None or not signature:
             return
-        if block.kind == _THINKING:
-            self._thinking(block, "", signature)
-        else:
+        if block.kind != _THINKING:
             block.signature = signature
+            return
+        last = self.events[-1] if self.events and onto_last_delta else None
+        if (
+            isinstance(last, ThinkingDelta)
+            and last.index == block.index
+            and last.signature is None
+            and signature != block.signature
+        ):
+            block.signature = signature
+            self.events[-1] = thinking_delta(block.index, last.delta, signature)
+        else:
+            self._thinking(block, "", signature)
+
+    def set_text_details(
+        self,
+        key: Hashable,
+        *,
+        signature: str | None = None,
+        citations: tuple[Any, ...] = (),
+        refusal: bool = False,
+    ) -> None:
+        """What a finished text block of a relayed stream says about the text
+        it carried: its signature, citations and refusal mark."""
+        block = self._keys.get(key)
+        if block is not None and block.kind == _TEXT and not block.ended:
+            block.signature = signature
+            block.citations[:] = citations
+            block.refusal = refusal
 
     def signature(self, key: Hashable) -> str | None:
         block = self._keys.get(key)
@@ -423,6 +483,7 @@ class MessageBuilder:
             return
         if id and not block.id:
             block.id = id
+            self._used_ids.add(id)
         if name:
             if not block.name:
                 block.name = name
@@ -514,15 +575,33 @@ class MessageBuilder:
             block.parts = ["".join(block.parts)]
         return block.parts[0] if block.parts else ""
 
-    def end_block(self, key: Hashable) -> None:
-        """``BlockEnd`` for the block (once; later calls do nothing)."""
+    def end_block(self, key: Hashable, *, error: str | None = None) -> None:
+        """``BlockEnd`` for the block (once; later calls do nothing). ``error``
+        says why a tool call's arguments cannot be whole (``"incomplete"``,
+        or a parser's reason): they are then a best-effort preview."""
         block = self._keys.get(key)
         if block is None:
             self.diagnostic(
                 "delta_for_unknown_block", f"end of block {key!r}, which was never opened"
             )
         elif not block.ended:
-            self._end(block)
+            self._end(block, error=error)
+
+    def place(self, key: Hashable, final: ContentBlock) -> None:
+        """A block finished elsewhere (a relayed stream), ended here exactly as
+        it is: the block open (or reserved) under ``key``, else a new one at
+        the next index. Its ``BlockEnd`` is emitted once; nothing is parsed
+        or reported again."""
+        block = self._keys.get(key)
+        if block is None or block.ended:
+            block = self._open(key, _kind_of(final))
+        elif block.kind == _RESERVED:
+            block.kind = _kind_of(final)
+        if isinstance(final, ToolCallBlock):
+            self._used_ids.add(final.id)
+        block.ended = True
+        block.final = final
+        self.events.append(BlockEnd(block.index, final))
 
     def backfill_signature(self, key: Hashable, signature: str, detail: str) -> None:
         """Data for a block that has already ended (from a terminal response):
@@ -531,7 +610,7 @@ class MessageBuilder:
         if block is None or not block.ended or block.final is None or block.signature == signature:
             return
         block.signature = signature
-        block.final = self._freeze(block, incomplete=False, report=False)
+        block.final = self._freeze(block, error=None, report=False)
         self.diagnostic("backfilled_from_completed", detail)
 
     def backfill_citations(self, key: Hashable, citations: list[Any] | tuple[Any, ...]) -> None:
@@ -544,10 +623,10 @@ class MessageBuilder:
             return
         block.citations.extend(citations)
         if block.ended:
-            block.final = self._freeze(block, incomplete=False, report=False)
+            block.final = self._freeze(block, error=None, report=False)
             self.diagnostic("backfilled_from_completed", f"citations for block {block.index}")
 
-    def _end(self, block: _Block, *, incomplete: bool = False) -> None:
+    def _end(self, block: _Block, *, error: str | None = None) -> None:
         if (
             block.kind == _TOOL
             and block.args is not None
@@ -561,13 +640,22 @@ class MessageBuilder:
                 )
             )
         block.ended = True
-        block.final = self._freeze(block, incomplete=incomplete, report=True)
+        block.final = self._freeze(block, error=error, report=True)
         self.events.append(BlockEnd(block.index, block.final))
 
     def _synthetic_id(self, block: _Block) -> str:
-        return synthetic_call_id(self._response_id, block.tool_position)
+        """``call_id`` of the block's position, moved on past ids already in
+        use; the id is kept on the block, so it is made once."""
+        position = block.tool_position
+        made = self._call_id(self._response_id, position)
+        while made in self._used_ids:
+            position += 1
+            made = self._call_id(self._response_id, position)
+        self._used_ids.add(made)
+        block.id = made
+        return made
 
-    def _freeze(self, block: _Block, *, incomplete: bool, report: bool) -> ContentBlock:
+    def _freeze(self, block: _Block, *, error: str | None, report: bool) -> ContentBlock:
         """The block's final (or, with ``report`` False, snapshot) state."""
         if block.kind == _TEXT:
             return TextBlock(
@@ -577,9 +665,8 @@ class MessageBuilder:
             return ThinkingBlock(self._text_of(block), block.signature, block.redacted)
         if block.kind == _TOOL:
             raw = self._text_of(block)
-            error: str | None
-            if incomplete:
-                arguments, error = parse_partial_json(raw), "incomplete"
+            if error is not None:
+                arguments = parse_partial_json(raw)
             else:
                 arguments, error, repaired = parse_final_arguments(raw)
                 if report and repaired:
@@ -696,31 +783,56 @@ class MessageBuilder:
         blocks are ended (open tool calls as ``incomplete``)."""
         if self.closed:
             return
-        if self._early:
-            self.events.extend(self._early)
-            self._early = []
+        if not self._started:
+            self._emit_start()  # Start is first, also before an error alone
         self._end_open(cut=True)
         stop = StopReason.ABORTED if kind == "aborted" else StopReason.ERROR
         self._close(stop, reason)
         assert self._final is not None
         self.events.append(Error(kind, reason, code, self._final))
 
+    def conclude(self, message: AssistantMessage, error: Error | None = None) -> None:
+        """End with the terminal of a relayed stream of canonical events
+        (``message`` from its ``Done``, or its ``Error``): identity, usage and
+        stop reason are that message's, the content is this builder's. Open
+        blocks end as at any terminal (tool calls as ``incomplete`` when the
+        stream was cut), ``stop`` with tool calls becomes ``tool_use``."""
+        if self.closed:
+            return
+        if self._early:
+            self.events.extend(self._early)
+            self._early = []
+        stop = message.stop_reason
+        self._end_open(cut=error is not None or stop in _CUT)
+        if stop is StopReason.STOP and any(b.kind == _TOOL for b in self._blocks):
+            stop = StopReason.TOOL_USE
+        self._final = replace(message, content=self._content(), stop_reason=stop)
+        self.closed = True
+        if error is None:
+            self.events.append(Done(self._final))
+        else:
+            self.events.append(Error(error.kind, error.reason, error.code, self._final))
+
     def _end_open(self, *, cut: bool) -> None:
         for block in self._blocks:
-            if not block.ended:
-                self._end(block, incomplete=block.kind == _TOOL and (cut or not self._implicit_end))
+            if not block.ended and block.kind != _RESERVED:
+                incomplete = block.kind == _TOOL and (cut or not self._implicit_end)
+                self._end(block, error="incomplete" if incomplete else None)
 
     def _close(self, stop: StopReason, error: str | None) -> None:
         self._final = self._message(stop, error)
         self.closed = True
 
-    def _message(self, stop: StopReason, error: str | None) -> AssistantMessage:
-        content = tuple(
-            b.final if b.final is not None else self._freeze(b, incomplete=False, report=False)
+    def _content(self) -> tuple[ContentBlock, ...]:
+        return tuple(
+            b.final if b.final is not None else self._freeze(b, error=None, report=False)
             for b in self._blocks
+            if b.kind != _RESERVED
         )
+
+    def _message(self, stop: StopReason, error: str | None) -> AssistantMessage:
         return AssistantMessage(
-            content=content,
+            content=self._content(),
             api=self.api,
             model=self._requested_model or self._reported_model,
             stop_reason=stop,
@@ -739,3 +851,13 @@ class MessageBuilder:
         if self._final is not None:
             return self._final
         return self._message(StopReason.STOP, None)
+
+
+def _kind_of(block: ContentBlock) -> str:
+    if isinstance(block, TextBlock):
+        return _TEXT
+    if isinstance(block, ThinkingBlock):
+        return _THINKING
+    if isinstance(block, ToolCallBlock):
+        return _TOOL
+    return _PROVIDER

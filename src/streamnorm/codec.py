@@ -10,10 +10,11 @@ encoding, runs the history through ``sanitize_messages_for_target`` first.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Protocol
 
 from ._json import loads
-from .apis import resolve_api
+from .apis import resolve_spoken_api
 from .messages import AssistantMessage, Message
 from .providers.anthropic import request as anthropic_request
 from .providers.anthropic import response as anthropic_response
@@ -27,12 +28,22 @@ from .request import Request, WireRequest
 from .sanitize import sanitize_messages_for_target
 
 __all__ = [
+    "KEPT_HEADERS",
     "decode_request",
     "decode_response",
     "detect_response_api",
     "encode_request",
     "validate_request_body",
 ]
+
+
+#: Request headers that change what a body means, by api: kept by
+#: ``decode_request`` and sent again to the same api. Never a credential.
+KEPT_HEADERS: dict[str, tuple[str, ...]] = {
+    "anthropic-messages": ("anthropic-version", "anthropic-beta"),
+    "openai-responses": ("openai-beta",),
+    "openai-completions": ("openai-beta",),
+}
 
 
 class _RequestCodec(Protocol):
@@ -47,14 +58,20 @@ class _RequestCodec(Protocol):
     def validate_body(self, body: Mapping[str, Any]) -> list[str]: ...
 
 
-_REQUESTS: dict[str, Any] = {
+class _ResponseCodec(Protocol):
+    def decode_response(
+        self, body: Mapping[str, Any], *, model: str | None = None, provider: str | None = None
+    ) -> AssistantMessage: ...
+
+
+_REQUESTS: dict[str, _RequestCodec] = {
     "anthropic-messages": anthropic_request,
     "openai-responses": responses_request,
     "openai-completions": completions_request,
     "google-generative-ai": google_request,
 }
 
-_RESPONSES: dict[str, Any] = {
+_RESPONSES: dict[str, _ResponseCodec] = {
     "anthropic-messages": anthropic_response,
     "openai-responses": responses_response,
     "openai-completions": completions_response,
@@ -63,8 +80,7 @@ _RESPONSES: dict[str, Any] = {
 
 
 def _codec(api: str) -> _RequestCodec:
-    codec: _RequestCodec = _REQUESTS[resolve_api(api)]
-    return codec
+    return _REQUESTS[resolve_spoken_api(api)]
 
 
 def _json_body(body: bytes | str | Mapping[str, Any], what: str) -> Mapping[str, Any]:
@@ -89,11 +105,15 @@ def encode_request(
     ``sanitize_messages_for_target(messages, provider, request.model, api=api)``:
     another issuer's signatures are demoted, ids rewritten, results paired.
     """
-    name = resolve_api(api)
+    name = resolve_spoken_api(api)
     messages = list(request.messages)
     if sanitize:
         messages = sanitize_messages_for_target(messages, provider, request.model, api=name)
-    return _codec(name).encode_request(request, messages, provider)
+    wire = _codec(name).encode_request(request, messages, provider)
+    own = (request.headers or {}).get(name)
+    if not own:
+        return wire
+    return replace(wire, headers={**wire.headers, **own})
 
 
 def decode_request(
@@ -109,11 +129,19 @@ def decode_request(
     ``path`` gives Gemini's model and streaming method (and the model of a
     Vertex or Bedrock Claude body); ``provider`` names the host the client
     spoke to, recorded as the issuer of the turns that carry no envelope.
-    ``headers`` are accepted for symmetry; nothing in them is mapped yet.
-    Raises ``ValueError`` naming the field of a bad body.
+    Of ``headers``, the few that change what the body means
+    (:data:`KEPT_HEADERS`) go to ``Request.headers``; nothing else is read
+    (credentials in particular). Raises ``ValueError`` naming the field of a
+    bad body.
     """
-    del headers
-    return _codec(api).decode_request(_json_body(body, "body"), path=path, provider=provider)
+    name = resolve_spoken_api(api)
+    request = _codec(name).decode_request(_json_body(body, "body"), path=path, provider=provider)
+    kept = {
+        key.lower(): value
+        for key, value in (headers or {}).items()
+        if key.lower() in KEPT_HEADERS.get(name, ()) and isinstance(value, str)
+    }
+    return replace(request, headers={name: kept}) if kept else request
 
 
 def validate_request_body(body: Mapping[str, Any], api: str) -> list[str]:
@@ -123,15 +151,19 @@ def validate_request_body(body: Mapping[str, Any], api: str) -> list[str]:
 
 
 def decode_response(
-    body: bytes | str | Mapping[str, Any], api: str, *, model: str | None = None
+    body: bytes | str | Mapping[str, Any],
+    api: str,
+    *,
+    model: str | None = None,
+    provider: str | None = None,
 ) -> AssistantMessage:
     """A non-streaming response (or error body) of ``api`` as the message the
     streaming form of the same answer gives; an error body gives a message
-    with ``stop_reason="error"`` and ``error`` set. ``model`` is the model
-    the caller asked for, as for ``StreamNormalizer``."""
-    module = _RESPONSES[resolve_api(api)]
-    message: AssistantMessage = module.decode_response(_json_body(body, "response"), model=model)
-    return message
+    with ``stop_reason="error"`` and ``error`` set. ``model`` (the model the
+    caller asked for) and ``provider`` (the host) are as for
+    ``StreamNormalizer``."""
+    codec = _RESPONSES[resolve_spoken_api(api)]
+    return codec.decode_response(_json_body(body, "response"), model=model, provider=provider)
 
 
 def detect_response_api(body: bytes | str) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
-from .apis import resolve_api
+from .apis import resolve_spoken_api
 from .events import Event
 from .messages import AssistantMessage
 from .providers.anthropic import encoder as anthropic
@@ -44,8 +44,10 @@ class StreamEncoder:
     when no terminal event was fed. ``model`` is the model name the client
     sees (default: the stream's); ``response_id`` the response id (default:
     the source's when valid for ``api``, else one derived from it);
-    ``created`` the Unix time the Chat and Responses bodies carry.
-    Feeding after ``close()`` raises ``RuntimeError``.
+    ``created`` the Unix time the Chat and Responses bodies carry;
+    ``provider`` the host the events came from, named as the issuer in the
+    envelopes of another API's opaque state (so that sanitize returns that
+    state to that host only). Feeding after ``close()`` raises ``RuntimeError``.
     """
 
     __slots__ = ("_writer", "api")
@@ -57,9 +59,12 @@ class StreamEncoder:
         model: str | None = None,
         response_id: str | None = None,
         created: int = 0,
+        provider: str | None = None,
     ) -> None:
-        self.api = resolve_api(api)
-        self._writer = _ENCODERS[self.api](model=model, response_id=response_id, created=created)
+        self.api = resolve_spoken_api(api)
+        self._writer = _ENCODERS[self.api](
+            model=model, response_id=response_id, created=created, provider=provider
+        )
 
     def feed(self, event: Event) -> bytes:
         return self._writer.feed(event)
@@ -105,7 +110,7 @@ def encode_response(
     message: AssistantMessage, api: str, *, model: str | None = None, created: int = 0
 ) -> dict[str, Any]:
     """The non-streaming response JSON of ``api`` for ``message``."""
-    target = resolve_api(api)
+    target = resolve_spoken_api(api)
     if target in ("openai-responses", "openai-completions"):
         return _RESPONSES[target](message, model=model, created=created)
     return _RESPONSES[target](message, model=model)

@@ -159,7 +159,10 @@ class Request:
     ``"developer"`` for a leading message of that role. ``tool_choice`` is
     ``"auto"``, ``"none"``, ``"required"`` or the name of one tool;
     ``parallel_tool_calls`` False allows one call per turn. ``stop`` holds
-    stop sequences; ``metadata`` the OpenAI key/value pairs.
+    stop sequences; ``metadata`` the OpenAI key/value pairs. ``headers``
+    holds non-secret request headers of one api that change what the body
+    means (``anthropic-beta``, ``anthropic-version``, ``openai-beta``), by
+    api, sent with that api's request only.
     """
 
     model: str | None
@@ -179,6 +182,7 @@ class Request:
     extra: Extra | None = None
     parallel_tool_calls: bool | None = None
     system_role: str | None = None
+    headers: Extra | None = None
 
     def to_dict(self) -> dict[str, Any]:
         system: Any = self.system
@@ -204,6 +208,7 @@ class Request:
             "stream": self.stream,
             "metadata": dict(self.metadata) if self.metadata is not None else None,
             "extra": _plain(self.extra),
+            "headers": _plain(self.headers),
         }
 
     @classmethod
@@ -239,6 +244,7 @@ class Request:
             extra=d.get("extra"),
             parallel_tool_calls=d.get("parallel_tool_calls"),
             system_role=d.get("system_role"),
+            headers=d.get("headers"),
         )
 
 

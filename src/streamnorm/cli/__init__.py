@@ -17,6 +17,7 @@ Exit status (documented in ``docs/cli.md``):
   that cannot be opened or read;
 * ``3`` — ``inspect`` found a stream whose events depend on the chunking;
 * ``70`` — internal error (a bug: please report it);
+* ``74`` — the output cannot be written (stdout closed, disk full);
 * ``130`` — interrupted; ``141`` — the reader of stdout went away.
 
 Errors are one line on stderr, ``streamnorm: error: …``, never a traceback.
@@ -24,13 +25,21 @@ Errors are one line on stderr, ``streamnorm: error: …``, never a traceback.
 
 from __future__ import annotations
 
-from .common import EXIT_CHUNKING, EXIT_INTERNAL, EXIT_OK, EXIT_STREAM_ERROR, EXIT_USAGE
+from .common import (
+    EXIT_CHUNKING,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_OUTPUT,
+    EXIT_STREAM_ERROR,
+    EXIT_USAGE,
+)
 from .main import build_parser, main
 
 __all__ = [
     "EXIT_CHUNKING",
     "EXIT_INTERNAL",
     "EXIT_OK",
+    "EXIT_OUTPUT",
     "EXIT_STREAM_ERROR",
     "EXIT_USAGE",
     "build_parser",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from ..apis import resolve_api
@@ -29,12 +29,16 @@ EXIT_STREAM_ERROR = 1
 EXIT_USAGE = 2
 EXIT_CHUNKING = 3
 EXIT_INTERNAL = 70
+EXIT_OUTPUT = 74
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141
 
 #: How much is read from a file or stdin at a time: big files stream through
 #: in pieces of this size, and a pipe is handed on as soon as data arrives.
 READ_SIZE = 64 * 1024
+
+#: The largest ``--chunk-size``: one read of this size is held at a time.
+MAX_CHUNK_SIZE = 64 * 1024 * 1024
 
 PROG = "streamnorm"
 
@@ -83,23 +87,30 @@ def api_arg(value: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def nonnegative(value: str) -> int:
-    """A whole number >= 0."""
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {value}")
-    return number
+def whole_number(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    """An option type: a whole number from ``minimum`` to ``maximum``.
+
+    Every option that sizes a buffer, a loop or a wait has a ``maximum``, so an
+    absurd value is a usage error at parse time rather than a MemoryError or a
+    hang later.
+    """
+
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+        if number < minimum:
+            raise argparse.ArgumentTypeError(f"expected a number >= {minimum}, got {value}")
+        if maximum is not None and number > maximum:
+            raise argparse.ArgumentTypeError(f"at most {maximum}, got {value}")
+        return number
+
+    return parse
 
 
-def positive(value: str) -> int:
-    """A whole number > 0."""
-    number = nonnegative(value)
-    if number == 0:
-        raise argparse.ArgumentTypeError("expected a number > 0, got 0")
-    return number
+#: A whole number >= 0, unbounded (an index, a seed offset).
+nonnegative = whole_number(0)
 
 
 # --------------------------------------------------------------------------

@@ -5,23 +5,32 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import sys
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from .. import samples
+from ..apis import resolve_api
 from ..events import Done, Error, Event
 from ..messages import AssistantMessage, ProviderBlock, ThinkingBlock
 from ..normalizer import normalize
-from .common import EXIT_OK, EXIT_STREAM_ERROR, block_kind, positive, split_bytes, usage_text
+from .common import (
+    EXIT_OK,
+    EXIT_STREAM_ERROR,
+    block_kind,
+    split_bytes,
+    usage_text,
+    whole_number,
+)
 from .options import COLOR_CHOICES, SharedOptions, Subcommands
-from .output import Glyphs, Style, color_enabled
+from .output import Glyphs, Style, color_enabled, stdout, write_text
 
 #: (label, one cell per api, whether the row must agree across apis).
 Row = tuple[str, list[str], bool | None]
 
 GAP = 2
+#: The widest output, whatever the terminal (or ``COLUMNS``) says.
+MAX_WIDTH = 1000
 MIN_COLUMN = 14
 
 
@@ -37,7 +46,10 @@ def register(commands: Subcommands, shared: SharedOptions) -> None:
         ),
     )
     p.add_argument(
-        "--width", type=positive, metavar="COLS", help="output width (default: terminal)"
+        "--width",
+        type=whole_number(1, MAX_WIDTH),
+        metavar="COLS",
+        help=f"output width (default: the terminal's, at most {MAX_WIDTH})",
     )
     p.add_argument("--color", choices=COLOR_CHOICES, default="auto", help="ANSI colours")
     p.set_defaults(handler=run)
@@ -64,8 +76,8 @@ def _sse_event_count(data: bytes) -> int:
 def column(api: str) -> Column:
     """Normalize the sample of ``api`` whole and one byte at a time."""
     data = samples.read(api)
-    events = list(normalize([data], api))
-    one_byte = list(normalize(split_bytes(data), api))
+    events = list(normalize([data], resolve_api(api)))
+    one_byte = list(normalize(split_bytes(data), resolve_api(api)))
     terminal = events[-1]
     assert isinstance(terminal, (Done, Error))
     return Column(
@@ -253,12 +265,12 @@ INTRO = (
 
 def run(args: argparse.Namespace) -> int:
     """Print the side-by-side table; 1 if a sample failed or a row disagrees."""
-    out = sys.stdout
+    out = stdout()
     g = Glyphs.for_stream(out)
     s = Style(color_enabled(args.color, out))
     cols = [column(api) for api in samples.names()]
     table = rows(cols)
-    width = args.width or shutil.get_terminal_size((120, 24)).columns
+    width = args.width or min(MAX_WIDTH, shutil.get_terminal_size((120, 24)).columns)
     layout = Layout.fit(width, table, len(cols), g)
     text = [s.bold("One turn, four wire APIs, one canonical result.")]
     text += [s.dim(x) for x in textwrap.wrap(INTRO, width)]
@@ -268,6 +280,5 @@ def run(args: argparse.Namespace) -> int:
     text.append("")
     failed = [c.api for c in cols if not isinstance(c.terminal, Done)]
     text += _verdict(width, table, failed, mismatches, len(cols), s, g)
-    out.write("\n".join(text) + "\n")
-    out.flush()
+    write_text(out, "\n".join(text) + "\n")
     return EXIT_STREAM_ERROR if failed or mismatches else EXIT_OK

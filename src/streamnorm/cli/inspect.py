@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -21,12 +20,19 @@ from .common import (
     CLIError,
     block_kind,
     error_line,
-    nonnegative,
     split_bytes,
+    whole_number,
 )
 from .options import SharedOptions, Subcommands
-from .output import Glyphs, JSONLines
+from .output import Glyphs, JSONLines, stdout, write_text
 from .source import open_source
+
+#: inspect reads each input whole (it re-reads it in several chunkings), so an
+#: input is refused beyond ``--max-bytes``: 64 MiB by default, 4 GiB at most.
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+MAX_INPUT_LIMIT = 4 * 1024 * 1024 * 1024
+#: Each chunking re-normalizes the whole input once.
+MAX_CHUNKINGS = 1000
 
 #: The columns of the table (``--json`` uses the keys of :meth:`Summary.to_dict`).
 HEADER = [
@@ -63,10 +69,18 @@ def register(commands: Subcommands, shared: SharedOptions) -> None:
     p.add_argument("--quick", action="store_true", help="skip the one-byte chunking (large files)")
     p.add_argument(
         "--chunkings",
-        type=nonnegative,
+        type=whole_number(0, MAX_CHUNKINGS),
         default=3,
         metavar="N",
-        help="number of random chunkings to compare (default 3)",
+        help=f"number of random chunkings to compare (default 3, at most {MAX_CHUNKINGS})",
+    )
+    p.add_argument(
+        "--max-bytes",
+        type=whole_number(1, MAX_INPUT_LIMIT),
+        default=DEFAULT_MAX_BYTES,
+        metavar="BYTES",
+        help=f"refuse an input larger than this (default {DEFAULT_MAX_BYTES}, "
+        f"at most {MAX_INPUT_LIMIT}): each input is held in memory",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the random chunkings (default 0)")
     p.set_defaults(handler=run)
@@ -258,12 +272,19 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
 # The command
 
 
-def _read(spec: str) -> tuple[str, bytes] | None:
-    """(label, bytes) of one input; None (after its error line) if it cannot be read."""
+def _read(spec: str, limit: int) -> tuple[str, bytes] | None:
+    """(label, bytes) of one input; None (after its error line) if it cannot be
+    read or is larger than ``limit`` bytes (inspect holds it whole)."""
     try:
         source = open_source(spec)
         try:
-            return source.label, source.read_all()
+            data = source.read_all(limit + 1)
+            if len(data) > limit:
+                raise CLIError(
+                    f"{source.label}: larger than {limit} bytes; inspect holds each input in "
+                    "memory (--max-bytes raises the limit)"
+                )
+            return source.label, data
         finally:
             source.close()
     except CLIError as exc:
@@ -275,11 +296,12 @@ def run(args: argparse.Namespace) -> int:
     """Summarize every input; 2 if one could not be read, else 3 if a chunking differed."""
     if sum(1 for f in args.files if f == "-") > 1:
         raise CLIError("stdin ('-') can be read only once")
+    out = stdout()
     summaries: list[Summary] = []
     status = EXIT_OK
     json_out = JSONLines() if args.json else None
     for spec in args.files:
-        read = _read(spec)
+        read = _read(spec, args.max_bytes)
         if read is None:
             status = EXIT_USAGE
             continue
@@ -290,7 +312,6 @@ def run(args: argparse.Namespace) -> int:
             json_out.write(summary.to_dict())
         summaries.append(summary)
     if json_out is None and summaries:
-        g = Glyphs.for_stream(sys.stdout)
-        sys.stdout.write(_table([_row(sm, g) for sm in summaries], HEADER) + "\n")
-        sys.stdout.flush()
+        g = Glyphs.for_stream(out)
+        write_text(out, _table([_row(sm, g) for sm in summaries], HEADER) + "\n")
     return status

@@ -6,7 +6,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from . import demo, inspect, normalize, render, serve
+from . import demo, inspect, normalize, render, serve, translate
 from .common import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERNAL,
@@ -18,11 +18,12 @@ from .common import (
     write_stderr,
 )
 from .options import ArgumentParser, SharedOptions, Subcommands
-from .output import unicode_ok
+from .output import OutputError, stdout, unicode_ok
 
 #: Each subcommand's ``register(commands, shared)``, in the order ``--help`` lists them.
 COMMANDS: tuple[Callable[[Subcommands, SharedOptions], None], ...] = (
     normalize.register,
+    translate.register,
     inspect.register,
     render.register,
     demo.register,
@@ -38,7 +39,8 @@ DESCRIPTION = (
 EPILOG = (
     "exit status: 0 success; 1 the stream ended in an Error event; 2 usage error "
     "(bad arguments, unknown api or parser, unreadable input); 3 inspect found "
-    "events that depend on the chunking. Try 'streamnorm demo'."
+    "events that depend on the chunking; 74 the output cannot be written. "
+    "Try 'streamnorm demo'."
 )
 
 
@@ -80,18 +82,27 @@ def _silence_stdout() -> None:
         pass
 
 
+def _run(parser: ArgumentParser, argv: Sequence[str] | None) -> int:
+    stdout()  # every command writes there: no stdout is an OutputError at once
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    status: int = handler(args)
+    return status
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = build_parser()
     _escape_unshowable_characters()
     try:
-        args = parser.parse_args(argv)
-        handler = getattr(args, "handler", None)
-        if handler is None:
-            parser.print_help(sys.stderr)
-            return EXIT_USAGE
-        status: int = handler(args)
-        return status
+        return _run(parser, argv)
+    except OutputError as exc:
+        error_line(str(exc))
+        _silence_stdout()
+        return exc.status
     except CLIError as exc:
         error_line(str(exc))
         return exc.status

@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 
 from ..events import Done, Error
-from .common import READ_SIZE, event_stream, make_tool_parser, positive, terminal_status
+from .common import (
+    MAX_CHUNK_SIZE,
+    READ_SIZE,
+    event_stream,
+    make_tool_parser,
+    terminal_status,
+    whole_number,
+)
 from .options import INPUT_HELP, SharedOptions, Subcommands
 from .output import JSONLines
 from .source import open_source
@@ -32,10 +39,11 @@ def register(commands: Subcommands, shared: SharedOptions) -> None:
     p.add_argument("--pretty", action="store_true", help="indent the JSON")
     p.add_argument(
         "--chunk-size",
-        type=positive,
+        type=whole_number(1, MAX_CHUNK_SIZE),
         default=READ_SIZE,
         metavar="BYTES",
-        help=f"read the input in pieces of this size (default {READ_SIZE})",
+        help=f"read the input in pieces of this size (default {READ_SIZE}, "
+        f"at most {MAX_CHUNK_SIZE})",
     )
     p.set_defaults(handler=run)
 

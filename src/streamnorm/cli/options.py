@@ -10,12 +10,17 @@ and lists itself in :data:`streamnorm.cli.main.COMMANDS`.
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NoReturn, TypeAlias
 
 from .. import samples
 from ..apis import ALIASES, APIS
 from .common import CLIError, api_arg, nonnegative
+from .output import stdout, write_text
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -23,6 +28,14 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise CLIError(f"{message} (see '{self.prog} --help')")
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        # --help and --version: a failed write to stdout is an OutputError, as
+        # for every command's output (argparse itself would ignore it).
+        if message and file is not None and file is sys.stdout:
+            write_text(stdout(), message)
+        else:
+            super()._print_message(message, file)
 
 
 if TYPE_CHECKING:

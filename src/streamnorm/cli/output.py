@@ -5,8 +5,47 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO, Any
+
+from .common import EXIT_OUTPUT, CLIError
+
+
+class OutputError(CLIError):
+    """stdout cannot take the output (closed, disk full, an I/O error): exit 74.
+
+    A reader that went away (``BrokenPipeError``) is not one: that is 141.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"cannot write the output: {reason}", EXIT_OUTPUT)
+
+
+@contextmanager
+def output_errors() -> Iterator[None]:
+    """Turn a failed write to stdout into an :class:`OutputError`."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputError((exc.strerror or str(exc)).lower()) from None
+
+
+def write_text(stream: IO[str], text: str) -> None:
+    """Write ``text`` to ``stream`` and flush it; a failure is an :class:`OutputError`."""
+    with output_errors():
+        stream.write(text)
+        stream.flush()
+
+
+def stdout() -> IO[str]:
+    """``sys.stdout``, or an :class:`OutputError` when the process has none."""
+    if sys.stdout is None:
+        raise OutputError("stdout is closed")
+    return sys.stdout
 
 
 def dumps(obj: Any, *, pretty: bool = False) -> bytes:
@@ -24,18 +63,18 @@ class JSONLines:
     pipe downstream sees each event as soon as it exists."""
 
     def __init__(self) -> None:
-        self._text = sys.stdout
-        self._buffer: IO[bytes] | None = getattr(sys.stdout, "buffer", None)
+        self._text = stdout()
+        self._buffer: IO[bytes] | None = getattr(self._text, "buffer", None)
 
     def write(self, obj: Any, *, pretty: bool = False) -> None:
         """Write ``obj`` as one JSON document and a newline, then flush."""
         data = dumps(obj, pretty=pretty) + b"\n"
-        if self._buffer is not None:
+        if self._buffer is None:
+            write_text(self._text, data.decode("utf-8"))
+            return
+        with output_errors():
             self._buffer.write(data)
             self._buffer.flush()
-        else:
-            self._text.write(data.decode("utf-8"))
-            self._text.flush()
 
 
 def unicode_ok(stream: IO[str] | None) -> bool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from typing import IO
 
@@ -21,18 +20,20 @@ from ..events import (
 )
 from ..messages import ContentBlock, ProviderBlock, TextBlock, ThinkingBlock, ToolCallBlock
 from .common import (
-    EXIT_STREAM_ERROR,
     event_stream,
     make_tool_parser,
-    nonnegative,
     one_line,
     stop_text,
     terminal_status,
     usage_text,
+    whole_number,
 )
 from .options import COLOR_CHOICES, INPUT_HELP, SharedOptions, Subcommands
-from .output import Glyphs, Style, color_enabled
+from .output import Glyphs, Style, color_enabled, stdout, write_text
 from .source import open_source
+
+#: The longest ``--delay``, in milliseconds: a minute per delta.
+MAX_DELAY_MS = 60_000
 
 
 def register(commands: Subcommands, shared: SharedOptions) -> None:
@@ -56,10 +57,11 @@ def register(commands: Subcommands, shared: SharedOptions) -> None:
     )
     p.add_argument(
         "--delay",
-        type=nonnegative,
+        type=whole_number(0, MAX_DELAY_MS),
         default=0,
         metavar="MS",
-        help="pause after each delta, to replay a recording at reading speed",
+        help="pause after each delta, to replay a recording at reading speed "
+        f"(at most {MAX_DELAY_MS})",
     )
     p.set_defaults(handler=run)
 
@@ -81,8 +83,7 @@ class Renderer:
     def _write(self, text: str) -> None:
         if not text:
             return
-        self._out.write(text)
-        self._out.flush()
+        write_text(self._out, text)
         self._at_line_start = text.endswith("\n")
         self._printed = True
 
@@ -183,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
     """Draw the stream; the exit status of the stream."""
     tool_parser = make_tool_parser(args.tool_parser) if args.tool_parser else None
     source = open_source(args.file)
-    out = sys.stdout
+    out = stdout()
     renderer = Renderer(
         out,
         Style(color_enabled(args.color, out)),
@@ -198,6 +199,4 @@ def run(args: argparse.Namespace) -> int:
             renderer.handle(event)
     finally:
         source.close()
-    if isinstance(terminal, Error):
-        return EXIT_STREAM_ERROR  # already shown in the rendering
     return terminal_status(terminal, source.label)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import EXIT_OK, CLIError, positive
+from .common import EXIT_OK, CLIError, whole_number
 from .options import SharedOptions, Subcommands
 
 
@@ -25,8 +25,12 @@ def register(commands: Subcommands, shared: SharedOptions) -> None:
     )
     p.add_argument("--config", required=True, metavar="FILE", help="the gateway's TOML file")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=positive, default=8080, help="port to listen on (default 8080)")
-    p.add_argument("--workers", type=positive, default=1, help="worker processes (default 1)")
+    p.add_argument(
+        "--port", type=whole_number(1, 65535), default=8080, help="port to listen on (default 8080)"
+    )
+    p.add_argument(
+        "--workers", type=whole_number(1, 256), default=1, help="worker processes (default 1)"
+    )
     p.add_argument(
         "--log-level",
         default="info",

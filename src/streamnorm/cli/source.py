@@ -31,17 +31,27 @@ class Source:
         assert self._handle is not None
         read = getattr(self._handle, "read1", None) or self._handle.read
         while True:
-            chunk = read(size)
+            try:
+                chunk = read(size)
+            except OSError as exc:
+                raise CLIError(f"cannot read {self.label}: {exc.strerror or exc}") from None
             if not chunk:
                 return
             yield bytes(chunk)
 
-    def read_all(self) -> bytes:
-        """The whole input; a read failure is a usage error naming the input."""
-        try:
-            return b"".join(self.chunks())
-        except OSError as exc:
-            raise CLIError(f"cannot read {self.label}: {exc.strerror or exc}") from None
+    def read_all(self, limit: int) -> bytes:
+        """The input up to its end or its first ``limit`` bytes, whichever comes first.
+
+        A read failure is a usage error naming the input.
+        """
+        pieces = []
+        held = 0
+        for chunk in self.chunks(min(READ_SIZE, limit)):
+            pieces.append(chunk)
+            held += len(chunk)
+            if held >= limit:
+                break
+        return b"".join(pieces)[:limit]
 
     def close(self) -> None:
         """Close the file this source opened (never stdin)."""

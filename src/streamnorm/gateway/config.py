@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..apis import APIS, resolve_api
+from ..apis import APIS, resolve_spoken_api
+from ..integrations.hosts import provider_for_url
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -56,7 +57,9 @@ class Upstream:
     from ``api_key_env`` when the configuration is loaded; it is excluded from
     ``repr`` so that it cannot reach a log by accident. An upstream whose
     variable is unset is skipped like an unreachable one (``missing_key``), so
-    one file can name more hosts than a deployment has keys for.
+    one file can name more hosts than a deployment has keys for. ``provider``
+    defaults to the host of ``base_url`` (``integrations.hosts``): it issues
+    the opaque state of its answers, which sanitize returns to that host only.
     """
 
     name: str
@@ -69,6 +72,10 @@ class Upstream:
     connect_timeout: float = 10.0
     provider: str | None = None
     api_key: str | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.provider is None:
+            object.__setattr__(self, "provider", provider_for_url(self.base_url))
 
     @property
     def missing_key(self) -> bool:
@@ -176,7 +183,7 @@ def _upstream(name: str, table: Mapping[str, Any], env: Mapping[str, str]) -> Up
     api_name = _str(table, "api", where, required=True)
     assert api_name is not None
     try:
-        api = resolve_api(api_name)
+        api = resolve_spoken_api(api_name)
     except ValueError:
         raise ValueError(f"{where}api: {api_name!r} is not one of {', '.join(APIS)}") from None
     base_url = _str(table, "base_url", where, required=True)

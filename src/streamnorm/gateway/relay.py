@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from ..apis import resolve_api
 from ..events import Error
 from ..messages import AssistantMessage
 from ..normalizer import StreamNormalizer
@@ -46,7 +47,7 @@ class Passthrough:
     def __init__(self, api: str, *, model: str | None, provider: str | None, sse: bool) -> None:
         self._api = api
         self._sse = sse
-        self._normalizer = StreamNormalizer(api, model=model, provider=provider)
+        self._normalizer = StreamNormalizer(resolve_api(api), model=model, provider=provider)
         self._events = 0
         self._last = 0
         self._sent = False

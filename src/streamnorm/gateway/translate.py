@@ -16,6 +16,7 @@ rather than SSE; ``JsonArray`` reframes the encoder's events into it.
 
 from __future__ import annotations
 
+from ..apis import resolve_api
 from ..encoder import StreamEncoder
 from ..events import Event
 from ..messages import AssistantMessage
@@ -58,8 +59,12 @@ class Translate:
         sse: bool,
         created: int,
     ) -> None:
-        self._normalizer = StreamNormalizer(upstream_api, model=upstream_model, provider=provider)
-        self._encoder = StreamEncoder(client_api, model=client_model, created=created)
+        self._normalizer = StreamNormalizer(
+            resolve_api(upstream_api), model=upstream_model, provider=provider
+        )
+        self._encoder = StreamEncoder(
+            client_api, model=client_model, created=created, provider=provider
+        )
         self._array = JsonArray() if client_api == "google-generative-ai" and not sse else None
 
     @property

@@ -19,17 +19,27 @@ class Decoder:
     Class attributes describe the wire API as data: ``stop_table`` maps its
     stop values; ``blocks_end_implicitly`` says the wire has no per-block end;
     ``done_at_eof_after_stop`` says end of input after a stop value is a normal
-    end (Chat Completions without ``[DONE]``, Gemini), not a truncation.
+    end (Chat Completions without ``[DONE]``, Gemini), not a truncation;
+    ``framing`` names the framing of `streamnorm.framing` the api arrives in
+    (``sse``, ``eventstream``, ``ndjson``), ``alt_framings`` any other it may
+    arrive in (Gemini without ``alt=sse``: ``json-array``).
     """
 
     api: ClassVar[str]
     stop_table: ClassVar[StopTable]
     blocks_end_implicitly: ClassVar[bool] = False
     done_at_eof_after_stop: ClassVar[bool] = False
+    framing: ClassVar[str] = "sse"
+    alt_framings: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, builder: MessageBuilder, choice: int = 0) -> None:
         self.builder = builder
         self.choice = choice
+
+    @classmethod
+    def reads(cls, framing: str | None) -> bool:
+        """Whether this api arrives in ``framing``."""
+        return framing == cls.framing or framing in cls.alt_framings
 
     def handle(self, event: str, payload: dict[str, Any]) -> None:
         """Translate one payload; ``event`` is the SSE event name."""

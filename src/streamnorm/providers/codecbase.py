@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from .._json import dumps_compact
+from .._json import dumps_compact, loads
 from ..builder import MessageBuilder
 from ..envelope import Envelope, Issuer, unwrap
 from ..messages import (
@@ -41,6 +41,7 @@ __all__ = [
     "deep_merge",
     "drive",
     "effort_for_budget",
+    "embedded_json",
     "extra_for",
     "fail",
     "named_results",
@@ -51,7 +52,14 @@ __all__ = [
 
 T = TypeVar("T")
 
-_TYPE_NAMES = {str: "a string", int: "an integer", bool: "a boolean", list: "an array"}
+_TYPE_NAMES = {
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "a boolean",
+    list: "an array",
+    dict: "an object",
+}
 
 
 def fail(where: str, expected: str, value: Any) -> ValueError:
@@ -67,7 +75,7 @@ class Fields:
     __slots__ = ("_data", "_empty", "where")
 
     def __init__(self, value: Any, where: str) -> None:
-        if not isinstance(value, dict):
+        if not isinstance(value, Mapping):
             raise fail(where, "an object", value)
         self._data: dict[str, Any] = dict(value)
         self._empty = not value
@@ -112,9 +120,6 @@ class Fields:
         to begin with is kept as it was."""
         if nested is not None and (nested._data or nested._empty):
             self._data[key] = nested._data
-
-    def keep(self, key: str, value: Any) -> None:
-        self._data[key] = value
 
     def rest(self) -> dict[str, Any]:
         return self._data
@@ -338,3 +343,15 @@ def parse_data_url(url: str) -> tuple[str, str] | None:
     if not sep or not head.endswith(";base64"):
         return None
     return head[: -len(";base64")], data
+
+
+def embedded_json(text: str | None) -> Any:
+    """The JSON object or array a string holds (a Responses item or id
+    signature, OpenRouter ``reasoning_details``, a tool result), or None:
+    signatures of other issuers are opaque strings, results plain text."""
+    if not text or text[0] not in "[{":
+        return None
+    try:
+        return loads(text)
+    except ValueError:
+        return None

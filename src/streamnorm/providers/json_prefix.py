@@ -61,13 +61,6 @@ class StrictPrefix:
         self._number = ""
         self._literal = ""  # the literal being matched, as matched so far
 
-    def copy(self) -> StrictPrefix:
-        """An independent scanner in the same state. O(depth)."""
-        twin = StrictPrefix()
-        twin._state, twin._stack, twin._key = self._state, self._stack.copy(), self._key
-        twin._carry, twin._number, twin._literal = self._carry, self._number, self._literal
-        return twin
-
     @property
     def valid(self) -> bool:
         return self._state != _BAD

@@ -28,7 +28,7 @@ from ..events import (
     ToolCallDelta,
     UsageUpdate,
 )
-from ..messages import AssistantMessage, StopReason, Usage
+from ..messages import AssistantMessage, ContentBlock, StopReason, TextBlock, ToolCallBlock, Usage
 
 __all__ = [
     "Carrier",
@@ -127,9 +127,15 @@ class WireEncoder:
     api: ClassVar[str]
 
     def __init__(
-        self, *, model: str | None = None, response_id: str | None = None, created: int = 0
+        self,
+        *,
+        model: str | None = None,
+        response_id: str | None = None,
+        created: int = 0,
+        provider: str | None = None,
     ) -> None:
         self.model = model
+        self.provider = provider  # the host the events came from (envelope issuer)
         self.response_id = response_id
         self.created = created
         self.source_api = self.api
@@ -171,6 +177,8 @@ class WireEncoder:
             return self.on_done(event.message)  # type: ignore[union-attr]
         if cls is Error:
             self.terminated = True
+            if event.kind == "aborted":  # type: ignore[union-attr]
+                return b""  # the client went away: nothing more to say (encoding.md §6)
             self._learn(event.message)  # type: ignore[union-attr]
             return self.on_error(event)  # type: ignore[arg-type]
         if cls in (PromptProgress, NormalizationError):
@@ -201,7 +209,7 @@ class WireEncoder:
         self.started = True
         self.source_api = event.api
         self.source_id = event.response_id
-        self.carrier = Carrier(self.api, Issuer(event.api, None, event.model))
+        self.carrier = Carrier(self.api, Issuer(event.api, self.provider, event.model))
         if self.model is None:
             self.model = event.model
         if self.response_id is None:
@@ -265,6 +273,26 @@ class WireEncoder:
 def issuer_of(message: AssistantMessage) -> Issuer:
     """Who issued a message's opaque state: its api, host and model."""
     return Issuer(message.api, message.provider, message.response_model or message.model)
+
+
+def turn_signatures(
+    blocks: list[tuple[int, ContentBlock]], carrier: Carrier
+) -> list[list[Any]] | None:
+    """The entries of a ``turn`` envelope (encoding.md §9): ``[position,
+    kind, signature]`` of the foreign text and tool-call signatures among
+    ``blocks`` (position in the client's turn, carriers not counted; block),
+    or None when there are none. The envelope rides on one extra empty
+    thinking block / reasoning item / ``reasoning_details`` entry after the
+    blocks it signs: streamed, a text or call signature is known only at
+    its block's end, after the block has gone out."""
+    if not carrier.foreign:
+        return None
+    entries: list[list[Any]] = []
+    for position, block in blocks:
+        if isinstance(block, (TextBlock, ToolCallBlock)) and block.signature:
+            kind = "text" if isinstance(block, TextBlock) else "toolcall"
+            entries.append([position, kind, block.signature])
+    return entries or None
 
 
 def raw_stop(message: AssistantMessage, api: str, table: Mapping[StopReason, str]) -> str:

@@ -132,12 +132,18 @@ def _api_of(name: str | None) -> str | None:
 
 
 def _provider_matches(provider: str | None, target: Target) -> bool:
-    """Unknown host (``None``) lets api and model decide."""
-    return provider is None or provider.strip().lower() == target.provider
+    """Same host, case-insensitively. An unknown host (``None``, or a target
+    without one) matches nothing: opaque state only goes back to the host
+    that is known to have issued it (a proxy that reports ``gpt-5`` is not
+    OpenAI)."""
+    if provider is None or not target.provider:
+        return False
+    return provider.strip().lower() == target.provider
 
 
 def same_provider(api: str | None, provider: str | None, target: Target) -> bool:
-    """The weaker rule for provider blocks: same api and provider, any model."""
+    """The weaker rule for provider blocks: same api and known, same provider,
+    any model."""
     return _api_of(api) == target.api and _provider_matches(provider, target)
 
 

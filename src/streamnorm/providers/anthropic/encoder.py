@@ -42,6 +42,7 @@ from ..wire_writer import (
     frame,
     issuer_of,
     raw_stop,
+    turn_signatures,
 )
 
 __all__ = ["AnthropicEncoder", "encode_response"]
@@ -119,21 +120,6 @@ def start_shape(block: ContentBlock, carrier: Carrier) -> dict[str, Any] | None:
     return None
 
 
-def turn_signatures(
-    blocks: list[tuple[int, ContentBlock]], carrier: Carrier
-) -> list[list[Any]] | None:
-    """``[position, kind, signature]`` of the foreign text and tool-call
-    signatures among ``blocks`` (wire position, block), or None."""
-    if not carrier.foreign:
-        return None
-    entries: list[list[Any]] = []
-    for position, block in blocks:
-        if isinstance(block, (TextBlock, ToolCallBlock)) and block.signature:
-            kind = "text" if isinstance(block, TextBlock) else "toolcall"
-            entries.append([position, kind, block.signature])
-    return entries or None
-
-
 def encode_response(message: AssistantMessage, *, model: str | None = None) -> dict[str, Any]:
     """The non-streaming ``Message`` (encoding.md §2.3)."""
     carrier = Carrier(API, issuer_of(message))
@@ -168,18 +154,22 @@ class _Wire:
 
     __slots__ = ("closed", "id", "index", "kind", "name", "pending", "prefix", "sent", "streaming")
 
+    # ``sent`` keeps the fragments streamed so far (references, not copies):
+    # the scanner that judged them is past the fragment that broke the
+    # prefix, so the closing characters are found by scanning them again,
+    # once, and only for a call that broke.
+
     def __init__(self, index: int, kind: str) -> None:
         self.index = index  # the wire index, once started (-1 before)
         self.kind = kind
         self.closed = False  # stopped on the wire (ended, or stopped early)
         # Tool calls: identity, fragments held until id and name are known,
-        # the strict-prefix scanner of what was sent and the scanner before
-        # the fragment that broke it.
+        # the strict-prefix scanner and the fragments it accepted.
         self.id: str | None = None
         self.name = ""
         self.pending: list[str] = []
         self.prefix = StrictPrefix()
-        self.sent = self.prefix
+        self.sent: list[str] = []
         self.streaming = True
 
 
@@ -346,13 +336,13 @@ class AnthropicEncoder(WireEncoder):
         for fragment in wire.pending:
             if not wire.streaming:
                 break
-            before = wire.prefix.copy()
             if wire.prefix.feed(fragment):
+                wire.sent.append(fragment)
                 out += self._delta(
                     wire.index, {"type": "input_json_delta", "partial_json": fragment}
                 )
             else:
-                wire.streaming, wire.sent = False, before
+                wire.streaming = False
         wire.pending = []
         return out
 
@@ -407,7 +397,9 @@ class AnthropicEncoder(WireEncoder):
         if wire.closed:
             return out
         if not wire.streaming:
-            closing = wire.sent.closing()
+            scanner = StrictPrefix()
+            scanner.feed("".join(wire.sent))
+            closing = scanner.closing()
             if closing:
                 out += self._delta(
                     wire.index, {"type": "input_json_delta", "partial_json": closing}

@@ -10,7 +10,7 @@ restore the original block and its issuer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -179,13 +179,24 @@ def _messages(messages: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
+def _object_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """Anthropic takes only an object at the root: a schema without a type
+    is given one; another root type has no object form (an empty one)."""
+    kind = schema.get("type")
+    if kind == "object":
+        return dict(schema)
+    if kind is None:
+        return {"type": "object", **schema}
+    return {"type": "object", "properties": {}}
+
+
 def _tool(tool: Tool | ProviderTool) -> dict[str, Any]:
     if isinstance(tool, ProviderTool):
         return dict(tool.data)
     out: dict[str, Any] = {"name": tool.name}
     if tool.description:
         out["description"] = tool.description
-    out["input_schema"] = dict(tool.parameters)
+    out["input_schema"] = _object_schema(tool.parameters)
     if tool.strict is not None:
         out["strict"] = tool.strict
     _with_cache(out, tool.cache)
@@ -267,8 +278,46 @@ def encode_request(
     if request.stream:
         body["stream"] = True
     deep_merge(body, extra_for(request.extra, API))
+    _thinking_rules(body)
     headers = {"content-type": "application/json", "anthropic-version": VERSION}
     return WireRequest("POST", "/v1/messages", headers, body)
+
+
+def _thinking_rules(body: dict[str, Any]) -> None:
+    """What the API refuses with thinking on (requests.md §6, §9.1 rule 2),
+    settled the documented way: manual thinking with a forced tool choice
+    lets the model choose (``auto``); a tool loop whose last assistant turn
+    does not start with thinking (another issuer's thinking was dropped)
+    is sent with thinking off."""
+    thinking = body.get("thinking")
+    kind = thinking.get("type") if isinstance(thinking, dict) else None
+    if kind not in ("enabled", "adaptive"):
+        return
+    choice = body.get("tool_choice")
+    if kind == "enabled" and isinstance(choice, dict) and choice.get("type") in ("any", "tool"):
+        choice.pop("name", None)
+        choice["type"] = "auto"
+    if _loop_without_thinking(body["messages"]):
+        del body["thinking"]
+        config = body.get("output_config")
+        if isinstance(config, dict):
+            config.pop("effort", None)
+            if not config:
+                del body["output_config"]
+
+
+def _loop_without_thinking(messages: list[dict[str, Any]]) -> bool:
+    """Whether the history ends in a tool loop (its last user turn holds
+    tool results) whose last assistant turn does not start with thinking."""
+    if len(messages) < 2 or messages[-1]["role"] != "user":
+        return False
+    last_user, last_assistant = messages[-1]["content"], messages[-2]["content"]
+    if not isinstance(last_user, list) or not any(
+        b.get("type") == "tool_result" for b in last_user
+    ):
+        return False
+    first = last_assistant[0] if isinstance(last_assistant, list) and last_assistant else {}
+    return first.get("type") not in ("thinking", "redacted_thinking")
 
 
 # ---------------------------------------------------------------------------
@@ -298,23 +347,37 @@ def _canonical_part(part: dict[str, Any], where: str) -> UserContent | None:
         raise fail(f"{where}.source", "an object", source)
     if kind == "image":
         assert isinstance(source, dict)
+        text = _source_strings(source, f"{where}.source")
         if source.get("type") == "base64":
-            return ImageBlock(str(source.get("media_type", "")), source.get("data"), cache=cache)
+            return ImageBlock(text("media_type") or "", text("data"), cache=cache)
         if source.get("type") == "url":
-            return ImageBlock("", url=source.get("url"), cache=cache)
+            return ImageBlock("", url=text("url"), cache=cache)
     if kind == "document":
         assert isinstance(source, dict)
+        text = _source_strings(source, f"{where}.source")
         name = part.get("title")
-        mime = str(source.get("media_type", ""))
         return DocumentBlock(
-            mime,
-            source.get("data"),
-            source.get("url"),
-            source.get("file_id"),
+            text("media_type") or "",
+            text("data"),
+            text("url"),
+            text("file_id"),
             name if isinstance(name, str) else None,
             cache,
         )
     return None
+
+
+def _source_strings(source: dict[str, Any], where: str) -> Callable[[str], str | None]:
+    """A reader of a media source's string fields: absent is None, anything
+    but a string a ``ValueError`` naming the field."""
+
+    def text(key: str) -> str | None:
+        value = source.get(key)
+        if value is not None and not isinstance(value, str):
+            raise fail(f"{where}.{key}", "a string", value)
+        return value
+
+    return text
 
 
 def _user_block(part: Any, where: str) -> UserContent:
@@ -394,9 +457,11 @@ def _assistant_block(turn: Turn, part: Any, where: str) -> ContentBlock | None:
         text = part.get("text")
         if not isinstance(text, str):
             raise fail(f"{where}.text", "a string", text)
-        citations = part.get("citations")
+        citations = part.get("citations") or []
+        if not isinstance(citations, list):
+            raise fail(f"{where}.citations", "an array", citations)
         cache = _cache_of(part.get("cache_control"), f"{where}.cache_control")
-        return TextBlock(text, citations=tuple(citations or ()), cache=cache)
+        return TextBlock(text, citations=tuple(citations), cache=cache)
     if kind == "thinking" and set(part) <= {"type", "thinking", "signature"}:
         signature = part.get("signature")
         thinking = ThinkingBlock(str(part.get("thinking") or ""), signature)
@@ -497,7 +562,7 @@ def _decode_tool_choice(body: Fields) -> tuple[str | None, bool | None]:
         return None, None  # kept verbatim in extra
     disable = raw.get("disable_parallel_tool_use")
     parallel = None if not isinstance(disable, bool) else not disable
-    if kind in _CHOICES and "name" not in raw:
+    if isinstance(kind, str) and kind in _CHOICES and "name" not in raw:
         body.pop("tool_choice")
         return _CHOICES[kind], parallel
     if kind == "tool" and isinstance(raw.get("name"), str):

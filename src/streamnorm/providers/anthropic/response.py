@@ -41,7 +41,9 @@ def _events(body: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return events
 
 
-def decode_response(body: Mapping[str, Any], *, model: str | None = None) -> AssistantMessage:
+def decode_response(
+    body: Mapping[str, Any], *, model: str | None = None, provider: str | None = None
+) -> AssistantMessage:
     """The message of a Messages API response body (its usage is the final
     one: the ``message_start`` of the replay carries it whole)."""
-    return drive(AnthropicDecoder, _events(body), model=model)
+    return drive(AnthropicDecoder, _events(body), model=model, provider=provider)

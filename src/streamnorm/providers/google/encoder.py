@@ -54,7 +54,7 @@ def wire_usage(usage: Usage) -> dict[str, Any]:
     have no field and count as prompt tokens."""
     out: dict[str, Any] = {
         "promptTokenCount": usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
-        "candidatesTokenCount": usage.output_tokens - usage.reasoning_tokens,
+        "candidatesTokenCount": max(0, usage.output_tokens - usage.reasoning_tokens),
         "totalTokenCount": usage.total_tokens,
     }
     if usage.reasoning_tokens:

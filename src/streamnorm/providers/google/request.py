@@ -12,12 +12,13 @@ restores the original block and its issuer.
 
 from __future__ import annotations
 
+import mimetypes
 import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..._json import dumps_compact, loads
+from ..._json import dumps_compact
 from ...messages import (
     ContentBlock,
     DocumentBlock,
@@ -44,11 +45,13 @@ from ..codecbase import (
     Fields,
     Turn,
     deep_merge,
+    embedded_json,
     extra_for,
     fail,
     provider_tools,
     tool_call,
 )
+from .wire import METADATA_BLOCKS
 
 __all__ = ["decode_request", "encode_request", "validate_body"]
 
@@ -83,7 +86,9 @@ def _media(block: ImageBlock | DocumentBlock) -> dict[str, Any]:
     if block.data is not None:
         return {"inlineData": {"mimeType": block.mime_type, "data": block.data}}
     uri = block.file_id if isinstance(block, DocumentBlock) and block.url is None else block.url
-    return {"fileData": {"mimeType": block.mime_type, "fileUri": uri}}
+    # fileData needs a type; a URL from another api may come without one.
+    mime = block.mime_type or mimetypes.guess_type(uri or "")[0] or "application/octet-stream"
+    return {"fileData": {"mimeType": mime, "fileUri": uri}}
 
 
 def _user_part(block: UserContent) -> dict[str, Any] | None:
@@ -129,18 +134,15 @@ def _response(m: ToolResultMessage) -> dict[str, Any]:
 
 
 def _json_object(text: str) -> dict[str, Any] | None:
-    if not text.startswith("{"):
-        return None
-    try:
-        value = loads(text)
-    except ValueError:
-        return None
+    value = embedded_json(text)
     return value if isinstance(value, dict) else None
 
 
 def _model_part(block: ContentBlock) -> dict[str, Any] | None:
     if isinstance(block, ProviderBlock):
-        return dict(block.data) if block.api == API else None
+        # Response metadata (grounding, URL context) is no part to send back.
+        keep = block.api == API and block.kind not in METADATA_BLOCKS
+        return dict(block.data) if keep else None
     if isinstance(block, ThinkingBlock) and block.redacted:
         return None  # no such part (requests.md §11)
     if isinstance(block, ToolCallBlock):
@@ -277,7 +279,13 @@ def encode_request(
     if generation:
         body["generationConfig"] = generation
     deep_merge(body, extra_for(request.extra, API))
-    model = (request.model or "").removeprefix("models/")
+    if "cachedContent" in body:
+        # The cached content holds them; sending them too is a 400 (requests.md §8.5).
+        for key in ("systemInstruction", "tools", "toolConfig"):
+            body.pop(key, None)
+    if not request.model:
+        raise ValueError("model: required for google-generative-ai (it is part of the path)")
+    model = request.model.removeprefix("models/")
     method = "streamGenerateContent?alt=sse" if request.stream else "generateContent"
     path = f"/v1beta/models/{model}:{method}"
     return WireRequest("POST", path, {"content-type": "application/json"}, body)
@@ -447,7 +455,9 @@ def _decode_tools(value: list[Any]) -> list[Tool | ProviderTool]:
     tools: list[Tool | ProviderTool] = []
     for i, raw in enumerate(value):
         tool = _camel(raw)
-        if not (isinstance(tool, dict) and set(tool) == {"functionDeclarations"}):
+        if not isinstance(tool, dict):
+            raise fail(f"tools[{i}]", "an object", raw)
+        if set(tool) != {"functionDeclarations"}:
             tools.append(ProviderTool(API, raw))
             continue
         declarations = tool["functionDeclarations"]
@@ -484,7 +494,7 @@ def _decode_choice(body: Fields) -> str | None:
     choice = None
     if isinstance(calling, dict):
         mode, names = calling.get("mode"), calling.get("allowedFunctionNames")
-        if set(calling) == {"mode"} and mode in _MODES:
+        if set(calling) == {"mode"} and isinstance(mode, str) and mode in _MODES:
             choice = _MODES[mode]
         elif (
             set(calling) == {"mode", "allowedFunctionNames"}

@@ -20,7 +20,8 @@ from .decoder import GoogleDecoder
 
 __all__ = ["decode_response"]
 
-#: ``FinishReason`` in the order of its proto numbers.
+#: ``FinishReason`` by proto number, as far as the Gemini API and Vertex
+#: protos agree (later numbers differ between them and stay unnamed).
 _FINISH_REASONS = (
     "FINISH_REASON_UNSPECIFIED",
     "STOP",
@@ -32,8 +33,6 @@ _FINISH_REASONS = (
     "PROHIBITED_CONTENT",
     "SPII",
     "MALFORMED_FUNCTION_CALL",
-    "IMAGE_SAFETY",
-    "UNEXPECTED_TOOL_CALL",
 )
 
 
@@ -52,5 +51,7 @@ def _candidate(candidate: dict[str, Any]) -> dict[str, Any]:
     return candidate
 
 
-def decode_response(body: Mapping[str, Any], *, model: str | None = None) -> AssistantMessage:
-    return drive(GoogleDecoder, [("message", _named(body))], model=model)
+def decode_response(
+    body: Mapping[str, Any], *, model: str | None = None, provider: str | None = None
+) -> AssistantMessage:
+    return drive(GoogleDecoder, [("message", _named(body))], model=model, provider=provider)

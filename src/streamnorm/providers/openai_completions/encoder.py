@@ -7,6 +7,9 @@ numbered densely in order of first appearance; ``id``, ``type`` and ``name``
 go only on a call's first entry. Usage goes once, on a last chunk without
 choices, because the SDK replaces its usage with every chunk's.
 
+Foreign text and tool-call signatures ride on one more ``reasoning_details``
+entry, a ``turn`` envelope, before the finish chunk.
+
 Thinking signatures travel in OpenRouter's ``reasoning_details``, whole, in
 one chunk at the block's end. A reader takes thinking text from those entries
 when the chunk has no ``reasoning_content``, so the last reasoning fragment of
@@ -22,13 +25,23 @@ from ...events import BlockEnd, Error, TextDelta, ThinkingDelta, ToolCallDelta
 from ...messages import (
     AssistantMessage,
     ContentBlock,
+    ProviderBlock,
     StopReason,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
     Usage,
 )
-from ..wire_writer import Carrier, WireEncoder, derive_id, error_class, frame, issuer_of, raw_stop
+from ..wire_writer import (
+    Carrier,
+    WireEncoder,
+    derive_id,
+    error_class,
+    frame,
+    issuer_of,
+    raw_stop,
+    turn_signatures,
+)
 
 __all__ = ["CompletionsEncoder", "encode_response"]
 
@@ -88,10 +101,27 @@ def reasoning_details(block: ThinkingBlock, carrier: Carrier, position: int) -> 
     ]
 
 
-def tool_extra(block: ToolCallBlock, carrier: Carrier) -> dict[str, Any] | None:
-    """A foreign tool-call signature as the Gemini OpenAI-compat field."""
-    signature = carrier.carry("toolcall", block.signature) if carrier.foreign else None
-    return {"google": {"thought_signature": signature}} if signature else None
+def turn_entry(
+    carrier: Carrier,
+    thinking: int,
+    texts: list[TextBlock],
+    calls: list[ToolCallBlock],
+    refusal: bool,
+) -> dict[str, Any] | None:
+    """The ``reasoning_details`` entry that carries the foreign text and
+    tool-call signatures of a turn: positions as a Chat message is read back
+    (its thinking entries, one text, a refusal, the calls)."""
+    placed: list[tuple[int, ContentBlock]] = []
+    signed = [t for t in texts if t.signature]
+    if signed:
+        placed.append((thinking, signed[-1]))  # Chat has one text per message
+    first_call = thinking + (1 if texts else 0) + (1 if refusal else 0)
+    placed += [(first_call + k, call) for k, call in enumerate(calls)]
+    entries = turn_signatures(placed, carrier)
+    if entries is None:
+        return None
+    envelope = carrier.carry("turn", entries)
+    return {"type": "reasoning.encrypted", "data": envelope, "format": "unknown", "index": thinking}
 
 
 def finish_value(message: AssistantMessage) -> str:
@@ -113,6 +143,16 @@ def encode_response(
         "content": text or None,
         "refusal": refusal or None,
     }
+    urls: list[str] = []
+    if not carrier.foreign:  # the issuer's own citations and server-side tool runs
+        citations = [c for b in message.content if isinstance(b, TextBlock) for c in b.citations]
+        urls = [c["url"] for c in citations if _bare_url(c)]  # Perplexity's top-level list
+        annotations = [c for c in citations if not _bare_url(c)]
+        if annotations:
+            out["annotations"] = annotations
+        for block in message.content:
+            if isinstance(block, ProviderBlock) and block.kind == "executed_tools":
+                out["executed_tools"] = block.data.get("executed_tools", [])
     thinking = [b for b in message.content if isinstance(b, ThinkingBlock)]
     if thinking:
         out["reasoning_content"] = "".join(b.thinking for b in thinking)
@@ -123,21 +163,22 @@ def encode_response(
         ]
         if details:
             out["reasoning_details"] = details
-    calls = []
-    for call in message.tool_calls:
-        entry: dict[str, Any] = {
+    calls = [
+        {
             "id": call.id,
             "type": "function",
-            "function": {"name": call.name, "arguments": call.raw_arguments},
+            "function": {"name": call.name, "arguments": call.raw_arguments or "{}"},
         }
-        extra = tool_extra(call, carrier)
-        if extra is not None:
-            entry["extra_content"] = extra
-        calls.append(entry)
+        for call in message.tool_calls
+    ]
     if calls:
         out["tool_calls"] = calls
+    texts = [b for b in message.content if isinstance(b, TextBlock) and not b.refusal]
+    turn = turn_entry(carrier, len(thinking), texts, list(message.tool_calls), bool(refusal))
+    if turn is not None:
+        out.setdefault("reasoning_details", []).append(turn)
     choice = {"index": 0, "message": out, "finish_reason": finish_value(message), "logprobs": None}
-    return {
+    body = {
         "id": _response_id(message),
         "object": "chat.completion",
         "created": created,
@@ -145,6 +186,19 @@ def encode_response(
         "choices": [choice],
         "usage": wire_usage(message.usage),
     }
+    if urls:
+        body["citations"] = urls
+    return body
+
+
+def _bare_url(citation: Any) -> bool:
+    """A citation that is only a URL (``{"type": "url", "url": …}``)."""
+    return (
+        isinstance(citation, dict)
+        and citation.keys() == {"type", "url"}
+        and citation["type"] == "url"
+        and isinstance(citation["url"], str)
+    )
 
 
 def _response_id(message: AssistantMessage) -> str:
@@ -175,6 +229,8 @@ class CompletionsEncoder(WireEncoder):
         self._held: dict[int, str] = {}  # the last reasoning fragment of each thinking block
         self._thinking_blocks = 0
         self._signed: dict[int, str] = {}  # signatures sent before their block's end
+        self._texts: list[TextBlock] = []  # ended text blocks and calls, for the turn carrier
+        self._ended_calls: list[ToolCallBlock] = []
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
@@ -234,7 +290,7 @@ class CompletionsEncoder(WireEncoder):
             return b""
         return self._send(call)
 
-    def _send(self, call: _Call, extra: dict[str, Any] | None = None) -> bytes:
+    def _send(self, call: _Call) -> bytes:
         arguments = "".join(call.pending)
         call.pending = []
         entry: dict[str, Any] = {"index": call.number}
@@ -242,12 +298,10 @@ class CompletionsEncoder(WireEncoder):
             call.started = True
             entry.update(id=call.id, type="function")
             entry["function"] = {"name": call.name, "arguments": arguments}
-        elif arguments or extra:
+        elif arguments:
             entry["function"] = {"arguments": arguments}
         else:
             return b""
-        if extra:
-            entry["extra_content"] = extra
         return self._chunk({"tool_calls": [entry]})
 
     def on_block_end(self, event: BlockEnd) -> bytes:
@@ -259,8 +313,12 @@ class CompletionsEncoder(WireEncoder):
             if call is None:
                 call = self._calls[event.index] = _Call(len(self._calls))
             call.id, call.name = call.id or block.id, call.name or block.name
-            return self._send(call, tool_extra(block, self.carrier))
+            if not block.raw_arguments:
+                call.pending.append("{}")  # a call without arguments: its empty object
+            self._ended_calls.append(block)
+            return self._send(call)
         if isinstance(block, TextBlock):
+            self._texts.append(block)
             if block.citations and not self.carrier.foreign:
                 return self._chunk({"annotations": list(block.citations)})
             return b""
@@ -279,8 +337,14 @@ class CompletionsEncoder(WireEncoder):
             delta["reasoning_details"] = details
         return self._chunk(delta) if delta else b""
 
+    def _carrier(self) -> bytes:
+        turn = turn_entry(
+            self.carrier, self._thinking_blocks, self._texts, self._ended_calls, False
+        )
+        return self._chunk({"reasoning_details": [turn]}) if turn is not None else b""
+
     def on_done(self, message: AssistantMessage) -> bytes:
-        out = self._chunk({}, finish_value(message))
+        out = self._carrier() + self._chunk({}, finish_value(message))
         usage = frame(
             {
                 "id": self.response_id,
@@ -308,4 +372,4 @@ class CompletionsEncoder(WireEncoder):
             payload["choices"] = [choice]
         if message.usage != Usage():
             payload["usage"] = wire_usage(message.usage)
-        return frame(payload)
+        return self._carrier() + frame(payload)

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..._json import dumps_compact, loads
+from ..._json import dumps_compact
 from ...messages import (
     AssistantMessage,
     DocumentBlock,
@@ -46,6 +46,7 @@ from ..codecbase import (
     data_url,
     deep_merge,
     effort_for_budget,
+    embedded_json,
     extra_for,
     fail,
     named_results,
@@ -77,8 +78,11 @@ def _part(block: UserContent) -> dict[str, Any] | None:
         file: dict[str, Any] = {}
         if block.file_id is not None:
             file["file_id"] = block.file_id
+        elif block.data is not None:
+            file["file_data"] = data_url(block.mime_type, block.data)
         else:
-            file["file_data"] = data_url(block.mime_type, block.data or "")
+            # A file part takes data or a file id, not a URL: the URL as text.
+            return {"type": "text", "text": f"[{block.name or 'document'}: {block.url}]"}
         if block.name is not None:
             file["filename"] = block.name
         return {"type": "file", "file": file}
@@ -97,7 +101,7 @@ def _reasoning_fields(
     text = "".join(b.thinking for b in thinking if not b.redacted)
     details: list[Any] = []
     for block in thinking:
-        value = loads(block.signature) if block.signature else None
+        value = embedded_json(block.signature)
         if isinstance(value, list):
             details.extend(value)
     if details:
@@ -441,7 +445,8 @@ def _decode_tool(raw: Any, where: str) -> Tool | ProviderTool:
     if tool.peek("type") != "function" or set(raw) != {"type", "function"}:
         return ProviderTool(API, raw)
     function = tool.obj("function")
-    assert function is not None
+    if function is None:
+        raise fail(tool.at("function"), "an object", None)
     name = function.typed("name", str, required=True)
     description = function.typed("description", str) or ""
     parameters = function.typed("parameters", dict) or {"type": "object", "properties": {}}

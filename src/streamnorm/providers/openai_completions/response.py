@@ -44,7 +44,11 @@ def _chunk(body: Mapping[str, Any]) -> dict[str, Any]:
     return chunk
 
 
-def decode_response(body: Mapping[str, Any], *, model: str | None = None) -> AssistantMessage:
+def decode_response(
+    body: Mapping[str, Any], *, model: str | None = None, provider: str | None = None
+) -> AssistantMessage:
     decoder_events = [("message", _chunk(body))]
-    message = drive(OpenAICompletionsDecoder, decoder_events, model=model, done=True)
+    message = drive(
+        OpenAICompletionsDecoder, decoder_events, model=model, provider=provider, done=True
+    )
     return message

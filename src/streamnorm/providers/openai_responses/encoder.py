@@ -30,7 +30,15 @@ from ...messages import (
     ToolCallBlock,
     Usage,
 )
-from ..wire_writer import Carrier, WireEncoder, derive_id, error_class, frame, issuer_of
+from ..wire_writer import (
+    Carrier,
+    WireEncoder,
+    derive_id,
+    error_class,
+    frame,
+    issuer_of,
+    turn_signatures,
+)
 
 __all__ = ["ResponsesEncoder", "encode_response"]
 
@@ -139,12 +147,27 @@ class Items:
             "id": fields.get("id") or self.item_id("fc_", output_index),
             "call_id": block.id,
             "name": block.name,
-            "arguments": block.raw_arguments,
+            "arguments": block.raw_arguments or "{}",
             "status": "incomplete" if block.error == "incomplete" else "completed",
         }
         if isinstance(fields.get("namespace"), str):
             item["namespace"] = fields["namespace"]
         return item
+
+    def turn_carrier(
+        self, placed: list[tuple[int, ContentBlock]], output_index: int
+    ) -> dict[str, Any] | None:
+        """The reasoning item that carries the foreign text and call
+        signatures of ``placed`` (output index, block), or None."""
+        entries = turn_signatures(placed, self.carrier)
+        if entries is None:
+            return None
+        return {
+            "type": "reasoning",
+            "id": self.item_id("rs_", output_index),
+            "summary": [],
+            "encrypted_content": self.carrier.carry("turn", entries),
+        }
 
     def item(self, block: ContentBlock, output_index: int) -> dict[str, Any] | None:
         """The final item of a block, or None for one Responses cannot carry."""
@@ -204,10 +227,15 @@ def encode_response(
         response_id = derive_id("resp_", API, source or "")
     items = Items(Carrier(API, issuer_of(message)), response_id)
     output: list[dict[str, Any]] = []
+    placed: list[tuple[int, ContentBlock]] = []
     for block in message.content:
         item = items.item(block, len(output))
         if item is not None:
+            placed.append((len(output), block))
             output.append(item)
+    carrier = items.turn_carrier(placed, len(output))
+    if carrier is not None:
+        output.append(carrier)
     return response_body(response_id, model or message.model or "", created, output, message)
 
 
@@ -235,6 +263,7 @@ class ResponsesEncoder(WireEncoder):
         self._next = 0
         self._output: list[tuple[int, dict[str, Any]]] = []  # (output_index, final item)
         self._writer: Items | None = None
+        self._placed: list[tuple[int, ContentBlock]] = []  # for the turn carrier
 
     @property
     def writer(self) -> Items:
@@ -367,6 +396,8 @@ class ResponsesEncoder(WireEncoder):
             if item is None:
                 item = self._add(event.index, "function_call", "fc_")
             item.call_id, item.name = item.call_id or block.id, item.name or block.name
+            if not block.raw_arguments:
+                item.pending.append("{}")  # a call without arguments: its empty object
             out = self._send_call(item)
             final = self.writer.function_call(block, item.index)
             if not self.carrier.foreign:
@@ -377,7 +408,7 @@ class ResponsesEncoder(WireEncoder):
                 "arguments": block.raw_arguments,
             }
             out += self._event("response.function_call_arguments.done", done)
-            return out + self._done(item.index, final)
+            return out + self._done(item.index, final, block)
         if item is None:
             return self._whole(event.index, block)
         if isinstance(block, TextBlock):
@@ -387,7 +418,7 @@ class ResponsesEncoder(WireEncoder):
                 "response.output_text.done", self._where(item, text=block.text, logprobs=[])
             )
             out += self._event("response.content_part.done", self._where(item, part=part))
-            return out + self._done(item.index, final)
+            return out + self._done(item.index, final, block)
         assert isinstance(block, ThinkingBlock)
         final = self.writer.reasoning(block, item.index, item.id)
         part = {"type": "summary_text", "text": block.thinking}
@@ -416,26 +447,41 @@ class ResponsesEncoder(WireEncoder):
                 payload = {"item_id": final["id"], "output_index": output_index, "content_index": 0}
                 out += self._event("response.content_part.added", {**payload, "part": part})
                 out += self._event("response.content_part.done", {**payload, "part": part})
-        return out + self._done(output_index, final)
+        return out + self._done(output_index, final, block)
 
-    def _done(self, output_index: int, final: dict[str, Any]) -> bytes:
+    def _done(
+        self, output_index: int, final: dict[str, Any], block: ContentBlock | None = None
+    ) -> bytes:
         self._output.append((output_index, final))
+        if block is not None:
+            self._placed.append((output_index, block))
         return self._event(
             "response.output_item.done", {"output_index": output_index, "item": final}
         )
 
     # -- terminal ---------------------------------------------------------------------
 
+    def _carrier(self) -> bytes:
+        final = self.writer.turn_carrier(self._placed, self._next)
+        if final is None:
+            return b""
+        self._next += 1
+        added = {"output_index": self._next - 1, "item": final}
+        return self._event("response.output_item.added", added) + self._done(self._next - 1, final)
+
     def on_done(self, message: AssistantMessage) -> bytes:
+        out = self._carrier()
         response = self._response(message)
         kind = "response.incomplete" if response["status"] == "incomplete" else "response.completed"
-        return self._event(kind, {"response": response})
+        return out + self._event(kind, {"response": response})
 
     def on_error(self, event: Error) -> bytes:
         if self.same_issuer(event.message) and event.code:
             code = event.code
         else:
             code = ERROR_CODES[error_class(event.code, event.reason)]
+        out = self._carrier()
+        out += self._event("error", {"code": code, "message": event.reason, "param": None})
         response = self._response(event.message)
         response["error"] = {"code": code, "message": event.reason}
-        return self._event("response.failed", {"response": response})
+        return out + self._event("response.failed", {"response": response})

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..._json import dumps_compact, loads
+from ..._json import dumps_compact
 from ...messages import (
     AssistantMessage,
     DocumentBlock,
@@ -39,6 +39,7 @@ from ...request import (
     Tool,
     WireRequest,
 )
+from ..base import as_list
 from ..codecbase import (
     Fields,
     Turn,
@@ -46,6 +47,7 @@ from ..codecbase import (
     data_url,
     deep_merge,
     effort_for_budget,
+    embedded_json,
     extra_for,
     fail,
     named_results,
@@ -53,7 +55,7 @@ from ..codecbase import (
     provider_tools,
     tool_call,
 )
-from .wire import item_signature
+from .wire import MESSAGE_PARTS, item_signature
 
 __all__ = ["decode_request", "encode_request", "validate_body"]
 
@@ -94,12 +96,7 @@ def _input_content(content: str | tuple[UserContent, ...]) -> str | list[dict[st
 
 
 def _json_object(text: str | None) -> dict[str, Any] | None:
-    if not text:
-        return None
-    try:
-        value = loads(text)
-    except ValueError:
-        return None
+    value = embedded_json(text)
     return value if isinstance(value, dict) else None
 
 
@@ -108,7 +105,10 @@ def _text_items(blocks: list[TextBlock]) -> dict[str, Any]:
     state = _json_object(blocks[0].signature) or {}
     item_id = state.get("id")
     if not isinstance(item_id, str):
-        return {"role": "assistant", "content": "".join(b.text for b in blocks)}
+        easy: dict[str, Any] = {"role": "assistant", "content": "".join(b.text for b in blocks)}
+        if isinstance(state.get("phase"), str):
+            easy["phase"] = state["phase"]
+        return easy
     parts = [
         {"type": "refusal", "refusal": b.text}
         if b.refusal
@@ -163,7 +163,7 @@ def _assistant_items(message: AssistantMessage) -> Iterator[dict[str, Any]]:
                 yield item  # replayed verbatim; anything else cannot be
         elif isinstance(block, ToolCallBlock):
             yield _call_item(block)
-        elif block.api == API:
+        elif block.api == API and block.kind not in MESSAGE_PARTS:
             yield dict(block.data)
 
 
@@ -344,8 +344,10 @@ def _assistant_message(turn: Turn, item: dict[str, Any], where: str) -> None:
         if part["type"] == "refusal":
             turn.add(TextBlock(part["refusal"], signature, refusal=True))
         else:
-            citations = tuple(part.get("annotations") or ())
-            turn.add(TextBlock(part["text"], signature, citations))
+            citations = part.get("annotations") or []
+            if not isinstance(citations, list):
+                raise fail(f"{where}.content.annotations", "an array", citations)
+            turn.add(TextBlock(part["text"], signature, tuple(citations)))
 
 
 def _text_part(part: Any) -> bool:
@@ -361,10 +363,11 @@ def _text_part(part: Any) -> bool:
 
 
 def _reasoning_block(turn: Turn, item: dict[str, Any]) -> None:
+    # The item itself is replayed verbatim; its text is read defensively.
     texts = [
         part.get("text")
         for field in ("summary", "content")
-        for part in (item.get(field) or ())
+        for part in as_list(item.get(field))
         if isinstance(part, dict) and isinstance(part.get("text"), str)
     ]
     text = "\n\n".join(str(t) for t in texts)

@@ -21,10 +21,14 @@ __all__ = ["decode_response"]
 _TERMINAL = {"incomplete": "response.incomplete", "failed": "response.failed"}
 
 
-def decode_response(body: Mapping[str, Any], *, model: str | None = None) -> AssistantMessage:
+def decode_response(
+    body: Mapping[str, Any], *, model: str | None = None, provider: str | None = None
+) -> AssistantMessage:
     if "error" in body and body.get("object") != "response" and "output" not in body:
-        return drive(OpenAIResponsesDecoder, [("error", dict(body))], model=model)
+        return drive(
+            OpenAIResponsesDecoder, [("error", dict(body))], model=model, provider=provider
+        )
     status = body.get("status")
     kind = _TERMINAL.get(status, "response.completed") if isinstance(status, str) else None
     event = {"type": kind or "response.completed", "response": dict(body)}
-    return drive(OpenAIResponsesDecoder, [("message", event)], model=model)
+    return drive(OpenAIResponsesDecoder, [("message", event)], model=model, provider=provider)
