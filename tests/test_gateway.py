@@ -404,24 +404,33 @@ def test_gemini_stream_cut_midway_raises_in_the_sdk(url: str, fake: FakeUpstream
             pass
 
 
+@pytest.mark.parametrize("client_api", ["openai-completions", "anthropic-messages"])
 def test_a_client_that_disconnects_closes_the_upstream_within_a_second(
-    url: str, fake: FakeUpstream
+    url: str, fake: FakeUpstream, client_api: str
 ) -> None:
-    model = "openai-completions.endless"
-    fake.script(model, Reply(200, sse_events(b'data: {"choices":[]}\n\n'), delay=0.05, hang=8.0))
+    """Same API and cross API: the client reads its first bytes and leaves while
+    the upstream keeps streaming; the upstream connection closes under a second."""
+    model = f"openai-completions.endless-{client_api}"
+    events = sse_events(
+        (FIXTURES / "openai-completions" / TEXT["openai-completions"])
+        .with_suffix(".sse")
+        .read_bytes()
+    )
+    fake.script(model, Reply(200, events[:3], delay=0.05, hang=8.0))
     fake.clear()
     with (
         httpx.Client(timeout=WAIT) as client,
         client.stream(
             "POST",
-            url + PATHS["openai-completions"],
-            headers=HEADERS["openai-completions"],
-            json=body_for("openai-completions", model),
+            url + PATHS[client_api],
+            headers=HEADERS[client_api],
+            json=body_for(client_api, model),
         ) as r,
     ):
         assert r.status_code == 200
-        next(r.iter_raw())
-    closed = time.monotonic()
+        chunks = r.iter_raw()
+        assert next(chunks)
+    closed = time.monotonic()  # leaving the block closed the connection
     deadline = closed + 3
     while fake.received[0].closed_at is None and time.monotonic() < deadline:
         time.sleep(0.01)

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import logging
 import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
-from streamnorm.gateway import load_config, parse_config
+from streamnorm.gateway import create_app, load_config, parse_config
+from streamnorm.gateway.telemetry import LOGGER
 
 from .support import REPO
 
@@ -146,3 +151,32 @@ def test_serve_reports_a_bad_file_in_one_line_with_exit_status_2(tmp_path: Path)
         assert proc.returncode == 2
         assert proc.stderr.startswith("streamnorm: error: ") and proc.stderr.count("\n") == 1
     assert "upstreams.x.api" in proc.stderr or "missing.toml" in proc.stderr
+
+
+def test_log_content_adds_the_request_body_to_the_log_line() -> None:
+    """Off by default (the other test modules check that no line has content)."""
+    lines: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.getMessage())
+
+    handler = Collect()
+    LOGGER.addHandler(handler)
+    LOGGER.setLevel(logging.INFO)
+    try:
+        only = [{"models": "claude-*", "upstreams": ["one"]}]
+        app = create_app(parse_config(config(gateway={"log_content": True}, routes=only), ENV))
+        body = {"model": "unrouted", "messages": [{"role": "user", "content": "the secret plan"}]}
+        transport = httpx.ASGITransport(app=app)
+
+        async def send() -> httpx.Response:
+            async with httpx.AsyncClient(transport=transport, base_url="http://gw") as client:
+                return await client.post("/v1/chat/completions", json=body)
+
+        response = asyncio.run(send())
+    finally:
+        LOGGER.removeHandler(handler)
+    assert response.status_code == 404
+    [line] = [json.loads(x) for x in lines]
+    assert "the secret plan" in line["content"]["request"]
