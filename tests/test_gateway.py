@@ -404,6 +404,19 @@ def test_gemini_stream_cut_midway_raises_in_the_sdk(url: str, fake: FakeUpstream
             pass
 
 
+def test_responses_stream_cut_midway_ends_with_an_error_event_in_sequence(
+    url: str, fake: FakeUpstream
+) -> None:
+    model = "openai-responses.cut"
+    fake.script(model, _cut_reply("openai-responses", "text-basic", 5, cut=True))
+    sdk = openai.OpenAI(api_key=GATEWAY_KEY, base_url=url + "/v1", max_retries=0)
+    events = list(sdk.responses.create(model=model, input="hi", stream=True))
+    assert [e.type for e in events[:1]] == ["response.created"] and len(events) == 6
+    last = events[-1]
+    assert last.type == "error" and "connection broke" in last.message
+    assert last.sequence_number == 5
+
+
 @pytest.mark.parametrize("client_api", ["openai-completions", "anthropic-messages"])
 def test_a_client_that_disconnects_closes_the_upstream_within_a_second(
     url: str, fake: FakeUpstream, client_api: str
