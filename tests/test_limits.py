@@ -537,3 +537,33 @@ def test_gemini_partial_args_path_100k_deep() -> None:
     (block,) = done(events).content
     assert isinstance(block, ToolCallBlock) and block.error and "deeper" in block.error
     check(data, "google-generative-ai", byte_at_a_time_max=0)
+
+
+# --------------------------------------------------------------------------
+# Bodies no API sends, read in bounded memory (docs/robustness.md)
+
+
+def test_a_blank_line_flood_costs_no_memory_per_line() -> None:
+    # 16 MiB of blank lines after the first event, in 1 MiB chunks as a
+    # socket may deliver them: each line used to cost about 88 bytes at once.
+    flood = b"\n" * MiB  # (made once, outside the traced call)
+
+    def stream() -> Iterator[bytes]:
+        yield HEAD
+        for _ in range(16):
+            yield flood
+        yield sse(text_delta(" and after"), {"type": "message_stop"})
+
+    end, peak = _traced(lambda: _last(normalize(stream(), API)))
+    assert done([end]).message.text == "kept and after"
+    assert peak < MiB, peak
+
+
+def test_one_huge_chunk_of_short_data_lines_stops_at_the_limit_in_bounded_memory() -> None:
+    # One 64 MiB chunk: an event whose data lines add up past max_event_bytes
+    # a quarter of the way in. The chunk used to be split into 8M line
+    # objects (about 380 MiB) before the limit was looked at.
+    chunk = HEAD + b"data: x\n" * (8 * MiB)
+    end, peak = _traced(lambda: _last(normalize([chunk], API, max_event_bytes=4 * MiB)))
+    assert assert_limit([end], "max_event_bytes").message.text == "kept"
+    assert peak < 2 * 4 * MiB + 3 * MiB, peak  # the data to the limit, one slice's lines
