@@ -694,3 +694,13 @@ def test_in_process_main_matches(capsys: pytest.CaptureFixture[str]) -> None:
     assert message == json.loads(json.dumps(terminal.message.to_dict()))
     assert main(["normalize", "--api", "nope", "sample:anthropic"]) == 2
     assert "unknown api 'nope'" in capsys.readouterr().err
+
+
+def test_max_stream_bytes_option_applies_and_lifts() -> None:
+    proc = cli("normalize", "--final", "--max-stream-bytes", "100", "sample:anthropic")
+    assert proc.returncode == 1
+    assert "max_stream_bytes" in one_error_line(proc)
+    assert json.loads(proc.stdout)["stop_reason"] == "error"
+    assert cli("render", "--max-stream-bytes", "none", "sample:anthropic").returncode == 0
+    proc = cli("inspect", "--json", "--quick", "--max-stream-bytes", "100", "sample:anthropic")
+    assert json.loads(proc.stdout)["error"]["kind"] == "limit"
