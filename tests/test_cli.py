@@ -704,3 +704,34 @@ def test_max_stream_bytes_option_applies_and_lifts() -> None:
     assert cli("render", "--max-stream-bytes", "none", "sample:anthropic").returncode == 0
     proc = cli("inspect", "--json", "--quick", "--max-stream-bytes", "100", "sample:anthropic")
     assert json.loads(proc.stdout)["error"]["kind"] == "limit"
+
+
+@needs_fixtures
+def test_a_choice_the_stream_does_not_have_is_an_error_naming_its_choices() -> None:
+    path = FIXTURES / "openai-completions" / "openai-multiple-choices-n3.sse"
+    events = in_process(path.read_bytes(), api="openai-completions", choice=5)
+    end = events[-1]
+    assert end["type"] == "error" and end["kind"] == "protocol", end
+    assert end["code"] == "choice_absent"
+    assert "choice 5" in end["reason"] and "0, 1, 2" in end["reason"]
+    assert end["message"]["content"] == [] and end["message"]["stop_reason"] == "error"
+    proc = cli("normalize", "--final", "--choice", "5", str(path))
+    assert proc.returncode == 1
+    assert "choice 5" in one_error_line(proc) and "0, 1, 2" in one_error_line(proc)
+    for choice in (0, 1, 2):  # every choice it has is still read
+        last = in_process(path.read_bytes(), api="openai-completions", choice=choice)[-1]
+        assert last["type"] == "done" and last["message"]["content"], choice
+
+
+def test_a_choice_absent_from_a_stream_without_done_marker_is_an_error_too() -> None:
+    chunk = {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"content": "hi"}}]}
+    stop = {
+        "id": "c",
+        "model": "m",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+    }
+    body = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in (chunk, stop))
+    assert in_process(body, api="openai-completions", choice=0)[-1]["type"] == "done"
+    end = in_process(body, api="openai-completions", choice=1)[-1]
+    assert end["type"] == "error" and end["code"] == "choice_absent"
+    assert "choice 1" in end["reason"] and "choices are 0" in end["reason"]

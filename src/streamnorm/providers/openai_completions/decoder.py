@@ -162,6 +162,10 @@ def _has_content(delta: dict[str, Any]) -> bool:
     return bool(as_dict(delta.get("function_call")))
 
 
+#: How many other choice indices a decoder remembers to name in that error.
+_CHOICES_KEPT = 64
+
+
 class OpenAICompletionsDecoder(Decoder):
     api = "openai-completions"
     stop_table = STOP_TABLE
@@ -193,6 +197,10 @@ class OpenAICompletionsDecoder(Decoder):
         self._citations: list[Any] = []
         # Once a model and a response id have been passed on, start() does nothing.
         self._have_model = self._have_id = False
+        # Whether the selected choice appeared, and (up to _CHOICES_KEPT) the
+        # choice indices that did: the error for an absent choice names them.
+        self._choice_seen = False
+        self._choices: set[int] = set()
 
     # ------------------------------------------------------------------
     # Chunks
@@ -307,6 +315,7 @@ class OpenAICompletionsDecoder(Decoder):
             key = ("tool", call)
         elif field is not None and (type(value) is not str or field not in _FAST_TEXT_FIELDS):
             return False
+        self._choice_seen = True
         if not (self._have_model and self._have_id):
             self._start(payload, as_str(payload.get("id")))
         if key is not None:
@@ -336,7 +345,10 @@ class OpenAICompletionsDecoder(Decoder):
             if type(index) is not int:
                 index = position
             if index == self.choice:
+                self._choice_seen = True
                 return choice
+            if len(self._choices) < _CHOICES_KEPT:
+                self._choices.add(index)
         return None
 
     def _progress(self, progress: dict[str, Any]) -> None:
@@ -541,11 +553,26 @@ class OpenAICompletionsDecoder(Decoder):
 
     def done_marker(self) -> None:
         self._before_terminal()
-        self.builder.finish()
+        if not self._choice_absent():
+            self.builder.finish()
 
     def end_of_input(self) -> None:
         self._before_terminal()
-        super().end_of_input()
+        if not self._choice_absent():
+            super().end_of_input()
+
+    def _choice_absent(self) -> bool:
+        """End with an error if the stream had choices but never the selected
+        one (reading ``choice=5`` of an ``n=3`` stream is no answer at all)."""
+        if self._choice_seen or not self._choices:
+            return False
+        had = ", ".join(map(str, sorted(self._choices)))
+        self.builder.fail(
+            "protocol",
+            f"choice {self.choice} is not in this stream; its choices are {had}",
+            "choice_absent",
+        )
+        return True
 
 
 def _merge_by_index(
