@@ -18,6 +18,24 @@ the repetitions:
 
 Then the growth check: the cost of (a) and (b) for 2 MB (20,000 deltas of the
 same size) over their cost for 1 MB. Linear work gives a ratio near 2.
+
+Then the sweep (issue-sized shapes): one long string in 50-character deltas
+and a wide object (``{"k0": 0, ...}``) in 3-character deltas, at 0.25, 1 and
+4 MB of arguments, each delta a ``ToolCallDelta`` on one ArgumentBuffer, read
+after every delta as
+
+* ``partial_args``, the reader letting each preview go (a renderer that draws
+  and forgets);
+* ``partial_args``, the reader keeping the latest preview (the previous one is
+  alive while the next is built, so the open string and containers are
+  copied: quadratic by nature for a string that grows to n characters);
+* ``ops``, what each delta changed (O(delta));
+* ``json.dumps(to_dict())``, what ``streamnorm normalize`` prints per line.
+
+``--before REV`` runs the same measurements on the package as of git revision
+REV too (extracted with ``git archive`` into a temporary folder and run in a
+subprocess), and prints both side by side: median CPU time, a cell skipped
+("-") once the same contender took longer than the budget at a smaller size.
 """
 
 from __future__ import annotations
@@ -25,10 +43,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import platform
 import random
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from functools import partial
@@ -38,7 +59,13 @@ from typing import Any
 import jiter
 
 from streamnorm import _json
-from streamnorm.partial_json import ArgumentBuffer, parse_final_arguments, parse_partial_json
+from streamnorm.events import ToolCallDelta, tool_call_delta
+from streamnorm.partial_json import (
+    ArgumentBuffer,
+    IncrementalJSONParser,
+    parse_final_arguments,
+    parse_partial_json,
+)
 
 try:
     import partial_json_parser  # type: ignore[import-untyped]
@@ -187,10 +214,10 @@ def run_partial(reps: int) -> int:
     rows.append(("(a) append every delta, no preview", a))
     b = median_time(lambda: stream_and_read(deltas), reps)
     rows.append(("(b) append + partial(len) after every delta", b))
-    c = median_time(lambda: jiter_reparse(deltas), reps)
-    rows.append(("(c) jiter re-parse after every delta", c))
-    d = median_time(lambda: pjp_reparse(first_100k), reps) if partial_json_parser else None
-    rows.append((f"(d) partial-json-parser re-parse, first {size // 1000} KB", d))
+    c = median_time(lambda: jiter_reparse(deltas), 1)  # seconds a run: once is enough
+    rows.append(("(c) jiter re-parse after every delta (1 run)", c))
+    d = median_time(lambda: pjp_reparse(first_100k), 1) if partial_json_parser else None
+    rows.append((f"(d) partial-json-parser re-parse, first {size // 1000} KB (1 run)", d))
     b100 = median_time(lambda: stream_and_read(first_100k), reps)
     rows.append((f"    (b) over the same first {size // 1000} KB", b100))
     e = median_time(lambda: _json.loads(text), reps * 3)
@@ -229,6 +256,163 @@ def run_partial(reps: int) -> int:
         failed = failed or ok is False
         print(f"  [{mark}] {label}")
     return 1 if failed else 0
+
+
+# --------------------------------------------------------------------------
+# The sweep, and the same measurements on an earlier revision
+
+MB = 1_000_000
+SIZES = (0.25, 1.0, 4.0)
+BUDGET = 6.0  # CPU seconds: past this, the larger sizes of a contender are skipped
+
+
+def long_string(size: int) -> str:
+    line = "    return self.value  # a line of code, as a file-writing tool sends it\n"
+    return json.dumps({"path": "src/app.py", "content": line * (size // len(line))})
+
+
+def wide_object(size: int) -> str:
+    members = {f"k{i}": i for i in range(size // 12)}  # '"k12345": 12345, ' is ~12-16
+    return json.dumps(members)
+
+
+SHAPES: dict[str, tuple[Callable[[int], str], int]] = {
+    "long string": (long_string, 50),
+    "wide object": (wide_object, 3),
+}
+
+
+def make_events(text: str, size: int) -> list[ToolCallDelta]:
+    """One call's ToolCallDelta events, as the builder makes them."""
+    buffer = ArgumentBuffer()
+    events = []
+    for i in range(0, len(text), size):
+        piece = text[i : i + size]
+        events.append(tool_call_delta(0, "call_1", "write", piece, buffer, buffer.append(piece)))
+    return events
+
+
+def read_dropped(events: list[ToolCallDelta]) -> None:
+    for event in events:
+        event.partial_args  # noqa: B018
+
+
+def read_kept(events: list[ToolCallDelta]) -> None:
+    latest = None
+    for event in events:
+        latest = event.partial_args
+    assert latest is not None
+
+
+def read_ops(events: list[ToolCallDelta]) -> None:
+    for event in events:
+        event.ops  # noqa: B018
+
+
+def read_lines(events: list[ToolCallDelta]) -> None:
+    dumps = json.dumps
+    for event in events:
+        dumps(event.to_dict())
+
+
+READERS: dict[str, Callable[[list[ToolCallDelta]], None]] = {
+    "partial_args, dropped": read_dropped,
+    "partial_args, kept": read_kept,
+    "ops": read_ops,
+    "json.dumps(to_dict())": read_lines,
+}
+
+
+def scanner_rows(reps: int) -> dict[str, float]:
+    """The scanner on the mixed 1 MB argument: whole, and in 10,000 deltas."""
+    text = make_arguments(1)
+    deltas = make_deltas(text, 10_000)
+    small = [text[i : i + 3] for i in range(0, 300_000, 3)]
+
+    def feed(pieces: list[str]) -> Callable[[], None]:
+        def work() -> None:
+            parser = IncrementalJSONParser()
+            for piece in pieces:
+                parser.feed(piece)
+            parser.value()
+
+        return work
+
+    works = {
+        "scanner: parse_partial_json, 1 MB mixed": lambda: parse_partial_json(text),
+        "scanner: feed 10,000 deltas, 1 MB mixed": feed(deltas),
+        "scanner: feed 3-char deltas, first 300 KB": feed(small),
+        "scanner: (b) partial(len) after every delta": lambda: stream_and_read(deltas),
+    }
+    medians = interleaved_medians(list(works.values()), reps)
+    return dict(zip(works, medians, strict=True))
+
+
+def sweep(reps: int) -> dict[str, float | None]:
+    """Every (shape, reader, size) cell: median CPU seconds, None when skipped."""
+    results: dict[str, float | None] = dict(scanner_rows(reps))
+    has_ops = hasattr(ToolCallDelta, "ops")
+    for shape, (make, delta) in SHAPES.items():
+        for reader_name, reader in READERS.items():
+            over = reader_name == "ops" and not has_ops
+            for mb in SIZES:
+                key = f"{shape} {mb:g} MB: {reader_name}"
+                if over:
+                    results[key] = None
+                    continue
+                text = make(int(mb * MB))
+                times = []
+                for _ in range(reps if mb < 4 else 1):
+                    events = make_events(text, delta)
+                    start = clock()
+                    reader(events)
+                    times.append(clock() - start)
+                    if times[-1] > BUDGET:
+                        break
+                results[key] = statistics.median(times)
+                over = times[-1] > BUDGET
+    return results
+
+
+def sweep_elsewhere(rev: str, reps: int) -> dict[str, float | None]:
+    """:func:`sweep` on the package as of ``rev``, in a subprocess."""
+    repo = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory() as folder:
+        archive = subprocess.run(
+            ["git", "archive", rev, "src"], cwd=repo, capture_output=True, check=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
+        env = {**os.environ, "PYTHONPATH": str(Path(folder) / "src")}
+        out = subprocess.run(
+            [sys.executable, __file__, "--sweep-json", "--reps", str(reps)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    result: dict[str, float | None] = json.loads(out)
+    return result
+
+
+def run_sweep(reps: int, before: str | None) -> int:
+    print(f"machine: {machine()}")
+    print(f"sweep: median CPU time of {reps} runs (1 run at 4 MB); budget {BUDGET:g} s a cell")
+    old = sweep_elsewhere(before, reps) if before else None
+    new = sweep(reps)
+
+    def cell(seconds: float | None) -> str:
+        return "-" if seconds is None else f"{seconds * 1000:10.1f} ms"
+
+    width = max(map(len, new))
+    header = f"  {'':<{width}}  {f'before ({before})':>13}  {'after':>13}" if old else ""
+    if header:
+        print(header)
+    for key, seconds in new.items():
+        if old is not None:
+            print(f"  {key:<{width}}  {cell(old.get(key)):>13}  {cell(seconds):>13}")
+        else:
+            print(f"  {key:<{width}}  {cell(seconds):>13}")
+    return 0
 
 
 # --------------------------------------------------------------------------
@@ -359,10 +543,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (3)")
     parser.add_argument("--json-libraries", action="store_true", help="compare JSON libraries")
+    parser.add_argument("--before", metavar="REV", help="also measure the sweep at git REV")
+    parser.add_argument("--reps", type=int, help="repetitions of the sweep (default 3)")
+    parser.add_argument("--sweep-only", action="store_true", help="only the sweep")
+    parser.add_argument("--sweep-json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.json_libraries:
         return run_json_libraries(5 if args.quick else 15)
-    return run_partial(3 if args.quick else 5)
+    if args.sweep_json:
+        print(json.dumps(sweep(args.reps or 3)))
+        return 0
+    status = 0 if args.sweep_only else run_partial(3 if args.quick else 5)
+    print()
+    return status or run_sweep(args.reps or (1 if args.quick else 3), args.before)
 
 
 if __name__ == "__main__":

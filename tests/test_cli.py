@@ -242,7 +242,8 @@ def test_upstream_error_exits_1() -> None:
         "normalize", "-", stdin=b'{"error": {"type": "rate_limit_error", "message": "Slow down"}}'
     )
     assert proc.returncode == 1
-    (event,) = json_lines(proc)
+    start, event = json_lines(proc)  # Start is first, also of an error body
+    assert start["type"] == "start"
     assert (event["kind"], event["code"], event["reason"]) == (
         "upstream", "rate_limit_error", "Slow down",
     )  # fmt: skip
@@ -253,7 +254,8 @@ def test_garbage_input() -> None:
     html = b"<!DOCTYPE html>\n<html><body><h1>502 Bad Gateway</h1>\n\x00\xff\xfe</body></html>\n"
     proc = cli("normalize", "-", stdin=html)
     assert proc.returncode == 1
-    (event,) = json_lines(proc)
+    start, event = json_lines(proc)
+    assert start == {"type": "start", "api": "unknown", "model": None, "response_id": None}
     assert (event["type"], event["kind"]) == ("error", "protocol")
     assert "protocol" in one_error_line(proc)
 
@@ -289,10 +291,10 @@ def test_unreadable_file(tmp_path: Path) -> None:
 
 
 def test_unknown_api() -> None:
-    proc = cli("normalize", "--api", "bedrock", "sample:anthropic")
+    proc = cli("normalize", "--api", "watsonx", "sample:anthropic")
     assert proc.returncode == 2
     line = one_error_line(proc)
-    assert "unknown api 'bedrock'" in line and "anthropic-messages" in line
+    assert "unknown api 'watsonx'" in line and "anthropic-messages" in line
     assert not proc.stdout
 
 

@@ -19,7 +19,7 @@ import pytest
 import requests
 
 from streamnorm import StreamNormalizer, anormalize, normalize
-from streamnorm.apis import APIS, ApiName, WireApi, resolve_api
+from streamnorm.apis import APIS, READ_ONLY_APIS, ApiName, WireApi, resolve_api
 from streamnorm.inline.base import ParserKeywords, ParserOptions
 from streamnorm.integrations import aiohttp as sn_aiohttp
 from streamnorm.integrations import httpx as sn_httpx
@@ -42,14 +42,15 @@ def test_api_name_literal_is_every_name_resolve_api_accepts() -> None:
     accepted = set(typing.get_args(ApiName))
     assert accepted == _names_resolve_api_lists()
     canonical = {resolve_api(name, allow_auto=True) for name in accepted} - {"auto"}
-    assert canonical == set(typing.get_args(WireApi)) == set(APIS) == set(DECODERS)
+    wire_apis = {*APIS, *READ_ONLY_APIS}
+    assert canonical == set(typing.get_args(WireApi)) == wire_apis == set(DECODERS)
 
 
 def _fake_aiohttp_response() -> Any:
     async def iter_any() -> Any:  # never iterated by these tests
         yield b""
 
-    return SimpleNamespace(content=SimpleNamespace(iter_any=iter_any))
+    return SimpleNamespace(content=SimpleNamespace(iter_any=iter_any), url="http://127.0.0.1/")
 
 
 #: Each entry point, called with the given keyword arguments (nothing iterated).

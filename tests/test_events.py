@@ -23,6 +23,7 @@ from streamnorm import (
 )
 from streamnorm.apis import resolve_api
 from streamnorm.events import EVENT_TYPES
+from streamnorm.partial_json import apply_ops
 
 from .support import api_of, fixture_id, fixture_paths
 
@@ -65,7 +66,7 @@ def _round_trip(events: list[Event]) -> None:
             assert rebuilt.to_dict() == d
             if isinstance(event, ToolCallDelta):
                 assert isinstance(rebuilt, ToolCallDelta)
-                assert rebuilt.partial_args == event.partial_args
+                assert rebuilt.ops == event.ops
 
 
 def test_event_from_dict_inverts_to_dict_on_the_samples() -> None:
@@ -113,3 +114,14 @@ def test_pydantic_type_adapter_of_event() -> None:
         event: Event
 
     assert Relay(event=events[0]).event == events[0]
+
+
+def test_relayed_tool_call_dicts_rebuild_every_preview_from_their_ops() -> None:
+    events = [e for e in _all_events() if isinstance(e, ToolCallDelta)]
+    assert events
+    previews: dict[tuple[str | None, int], dict[str, object]] = {}
+    for event in events:
+        rebuilt = event_from_dict(json.loads(json.dumps(event.to_dict())))
+        assert isinstance(rebuilt, ToolCallDelta)
+        preview = apply_ops(previews.setdefault((event.id, event.index), {}), rebuilt.ops)
+        assert preview == event.partial_args

@@ -17,7 +17,8 @@ from typing import Any
 from streamnorm import Done, NormalizationError, ToolCallBlock, ToolCallDelta
 from streamnorm.builder import MessageBuilder
 from streamnorm.events import Event
-from streamnorm.providers.google.decoder import GoogleDecoder, _ArgsWriter
+from streamnorm.json_writer import IncrementalJSONWriter as _ArgsWriter
+from streamnorm.providers.google.decoder import GoogleDecoder
 
 PIECE = "0123456789"
 

@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from streamnorm import ToolCallDelta
 from streamnorm._json import (
     MAX_DEPTH,
     JSONDecodeError,
@@ -30,13 +31,15 @@ from streamnorm._json import (
     loads,
 )
 from streamnorm.partial_json import (
+    ArgsOp,
     ArgumentBuffer,
     IncrementalJSONParser,
+    apply_ops,
     parse_final_arguments,
     parse_partial_json,
     repair_json,
 )
-from tests.support import FIXTURES
+from tests.support import FIXTURES, api_of, fixture_id, fixture_paths, run_bytes
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -535,6 +538,156 @@ def test_long_string_in_small_pieces_is_linear() -> None:
     assert len(buffer.partial(len(buffer))["content"]) == 300_000
 
 
+def check_ops(text: str, pieces: list[str]) -> None:
+    """The operations of each piece turn the previous preview into the next."""
+    parser = IncrementalJSONParser(record_ops=True)
+    mine: dict[str, Any] = {}
+    fed = ""
+    for piece in pieces:
+        parser.feed(piece)
+        fed += piece
+        ops = parser.take_ops()
+        assert all(isinstance(op, ArgsOp) and op.op in ("set", "append") for op in ops)
+        json.dumps([op.to_dict() for op in ops])  # JSON-ready
+        apply_ops(mine, ops)
+        assert same(mine, parse_partial_json(fed)), (pieces, fed, ops)
+        assert same(mine, parser.value())
+    assert fed == text
+
+
+@SETTINGS
+@given(st.data())
+def test_ops_rebuild_every_preview_on_json(data: st.DataObject) -> None:
+    _, text = data.draw(object_texts())
+    check_ops(text, data.draw(splits(text)))
+
+
+@SETTINGS
+@given(st.data())
+def test_ops_rebuild_every_preview_on_json_like_text(data: st.DataObject) -> None:
+    text = data.draw(json_ish.map(lambda t: "{" + t))
+    check_ops(text, data.draw(splits(text)))
+
+
+@SETTINGS
+@given(st.data())
+def test_ops_rebuild_every_preview_on_escape_heavy_strings(data: st.DataObject) -> None:
+    body = "".join(data.draw(st.lists(string_pieces, max_size=30)))
+    for text in ('{"k": "' + body, '{"k": ["' + body + '", {"' + body + '": "' + body + '"}]}'):
+        check_ops(text, data.draw(splits(text)))
+
+
+def test_ops_of_a_growing_call() -> None:
+    parser = IncrementalJSONParser(record_ops=True)
+    steps = [
+        ('{"path": "a.py", "lines": [', [("set", ("path",), "a.py"), ("set", ("lines",), [])]),
+        ('"one", "tw', [("set", ("lines", 0), "one"), ("set", ("lines", 1), "tw")]),
+        ("o", [("append", ("lines", 1), "o")]),
+        ('", 3', []),  # the number may still grow
+        ("], ", [("set", ("lines", 2), 3)]),
+        ('"n": {"x": nul', [("set", ("n",), {})]),
+        ("l}}", [("set", ("n", "x"), None)]),
+        (', "after": 1', []),  # the object is closed: the rest is ignored
+    ]
+    for piece, expected in steps:
+        parser.feed(piece)
+        assert [tuple(op) for op in parser.take_ops()] == expected, piece
+    assert parser.value() == {"path": "a.py", "lines": ["one", "two", 3], "n": {"x": None}}
+
+
+def test_ops_need_record_ops() -> None:
+    with pytest.raises(ValueError, match="record_ops"):
+        IncrementalJSONParser().take_ops()
+
+
+def test_apply_ops_leaves_the_ops_as_they_were() -> None:
+    parser = IncrementalJSONParser(record_ops=True)
+    parser.feed('{"a": {"b": [1, "x')
+    ops = parser.take_ops()
+    first, second = apply_ops({}, ops), apply_ops({}, ops)
+    first["a"]["b"].append(2)
+    assert second == {"a": {"b": [1, "x"]}} == apply_ops({}, ops)
+    assert ArgsOp("set", ("a",), {}).to_dict() == {"op": "set", "path": ["a"], "value": {}}
+
+
+@SETTINGS
+@given(st.data())
+def test_results_kept_by_the_reader_never_change(data: st.DataObject) -> None:
+    """Copy on write: some results (or containers inside them) are kept, the
+    others dropped at once; every result is the prefix's preview, and what
+    was kept is still as it was when read."""
+    _, text = data.draw(object_texts())
+    parser = IncrementalJSONParser()
+    kept: list[tuple[Any, Any]] = []
+    fed = ""
+    for piece in data.draw(splits(text)):
+        parser.feed(piece)
+        fed += piece
+        result = parser.value()
+        assert same(result, parse_partial_json(fed))
+        choice = data.draw(st.sampled_from(["drop", "keep", "inner"]))
+        if choice == "keep":
+            kept.append((result, copy.deepcopy(result)))
+        elif choice == "inner":
+            inner: Any = result
+            while isinstance(inner, dict) and inner:
+                inner = inner[list(inner)[-1]]  # the innermost last member: the open spine
+            kept.append((inner, copy.deepcopy(inner)))
+        del result
+    for value, snapshot in kept:
+        assert same(value, snapshot)
+
+
+@SETTINGS
+@given(st.data())
+def test_argument_buffer_ops_in_any_read_order(data: st.DataObject) -> None:
+    _, text = data.draw(object_texts())
+    pieces = data.draw(splits(text))
+    buffer = ArgumentBuffer()
+    ends = [0] + [buffer.append(piece) for piece in pieces]
+    order = data.draw(st.permutations(range(1, len(ends))))
+    for k in order:
+        if data.draw(st.booleans()):  # the preview first, as a reader of both would
+            assert same(buffer.partial(ends[k], ends[k - 1]), parse_partial_json(text[: ends[k]]))
+        before = copy.deepcopy(parse_partial_json(text[: ends[k - 1]]))
+        after = apply_ops(before, buffer.ops(ends[k - 1], ends[k]))
+        assert same(after, parse_partial_json(text[: ends[k]]))
+    assert buffer.ops(3, 3) == ()
+
+
+def test_tool_call_delta_ops_without_a_buffer() -> None:
+    event = ToolCallDelta(0, "c", "f", '{"a": "x')
+    assert event.ops == (ArgsOp("set", ("a",), "x"),)
+    assert event.partial_args == {"a": "x"}
+    assert event.to_dict()["ops"] == [{"op": "set", "path": ["a"], "value": "x"}]
+
+
+_TOOL_MARKERS = (b"input_json_delta", b"function_call_arguments", b"tool_calls", b"functionCall")
+TOOL_FIXTURES = [
+    path for path in fixture_paths() if any(m in path.read_bytes() for m in _TOOL_MARKERS)
+]
+
+
+@pytest.mark.skipif(not TOOL_FIXTURES, reason="no fixture corpus")
+def test_tool_fixtures_are_found() -> None:
+    assert len(TOOL_FIXTURES) >= 10
+
+
+@pytest.mark.parametrize("path", TOOL_FIXTURES, ids=[fixture_id(p) for p in TOOL_FIXTURES])
+def test_to_dict_ops_rebuild_every_preview(path: Path) -> None:
+    """The CLI's lines carry operations only; applied in order per call, they
+    give every event's ``partial_args`` (the JSON round trip included)."""
+    everything = run_bytes(path.read_bytes(), api_of(path))
+    events = [e for e in everything if isinstance(e, ToolCallDelta)]
+    previews: dict[int, dict[str, Any]] = {}
+    for event in events:
+        line = json.loads(json.dumps(event.to_dict()))
+        assert "partial_args" not in line
+        ops = [ArgsOp(op["op"], tuple(op["path"]), op["value"]) for op in line["ops"]]
+        mine = apply_ops(previews.setdefault(event.index, {}), ops)
+        assert same(mine, event.partial_args), (path.name, event)
+
+
 # ---------------------------------------------------------------------------
 # Fixtures: every argument text recorded, fed in its real deltas
 
@@ -601,6 +754,7 @@ def test_fixture_arguments(deltas: list[str]) -> None:
         assert grows_into(previous, preview)
         previous = preview
     check_incremental(text, deltas)
+    check_ops(text, deltas)
     arguments, error, repaired = parse_final_arguments(text)
     try:
         expected = json.loads(text)

@@ -783,9 +783,8 @@ class MessageBuilder:
         blocks are ended (open tool calls as ``incomplete``)."""
         if self.closed:
             return
-        if self._early:
-            self.events.extend(self._early)
-            self._early = []
+        if not self._started:
+            self._emit_start()  # Start is first, also before an error alone
         self._end_open(cut=True)
         stop = StopReason.ABORTED if kind == "aborted" else StopReason.ERROR
         self._close(stop, reason)

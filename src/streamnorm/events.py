@@ -18,13 +18,14 @@ from ._frozen import new, twin
 from .messages import (
     AssistantMessage,
     ContentBlock,
+    DocumentBlock,
     ImageBlock,
     StopReason,
     Usage,
     block_from_dict,
     message_from_dict,
 )
-from .partial_json import ArgumentBuffer
+from .partial_json import ArgsOp, ArgumentBuffer
 
 __all__ = [
     "BlockEnd",
@@ -116,11 +117,16 @@ class ToolCallDelta:
     """A fragment of a tool call's argument text.
 
     ``partial_args`` is the best-effort parse of all argument text up to and
-    including this fragment. It is computed on first access and cached: the
-    event holds the call's shared append-only :class:`ArgumentBuffer` and the
-    buffer length at this event, so building the event costs O(len(delta)),
-    never O(arguments so far). Treat the returned dict as read-only: completed
-    values may be shared between successive events.
+    including this fragment; ``ops`` is what this fragment changed in it, as
+    :class:`~streamnorm.partial_json.ArgsOp` operations (``("set", path,
+    value)``, ``("append", path, text)``), so that a view of the arguments
+    can be updated in O(len(delta)). Both are computed on access from the
+    call's shared append-only :class:`ArgumentBuffer` and the buffer length
+    at this event, so building the event costs O(len(delta)), never
+    O(arguments so far). Reading either for every event in order scans each
+    fragment once. The event caches its ``ops`` (O(len(delta))) but never
+    its preview: treat the returned dict as read-only (completed values are
+    shared between successive previews, see partial_json).
     """
 
     type: ClassVar[Literal["toolcall_delta"]] = "toolcall_delta"
@@ -133,29 +139,46 @@ class ToolCallDelta:
         default=None, repr=False, compare=False
     )
     end: int = field(default=-1, repr=False, compare=False)
-    _cache: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
+    _ops: tuple[ArgsOp, ...] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def partial_args(self) -> dict[str, Any]:
-        cached = self._cache
-        if cached is None:
-            if self.buffer is None:
-                from .partial_json import parse_partial_json
+        buffer = self.buffer
+        if buffer is None:
+            from .partial_json import parse_partial_json
 
-                cached = parse_partial_json(self.raw_json_delta)
+            return parse_partial_json(self.raw_json_delta)
+        end = self.end if self.end >= 0 else len(buffer)
+        return buffer.partial(end, end - len(self.raw_json_delta))
+
+    @property
+    def ops(self) -> tuple[ArgsOp, ...]:
+        cached = self._ops
+        if cached is None:
+            buffer = self.buffer
+            if buffer is None:
+                from .partial_json import IncrementalJSONParser
+
+                parser = IncrementalJSONParser(record_ops=True)
+                parser.feed(self.raw_json_delta)
+                cached = parser.take_ops()
             else:
-                cached = self.buffer.partial(self.end if self.end >= 0 else len(self.buffer))
-            object.__setattr__(self, "_cache", cached)
+                end = self.end if self.end >= 0 else len(buffer)
+                cached = buffer.ops(end - len(self.raw_json_delta), end)
+            object.__setattr__(self, "_ops", cached)
         return cached
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready dict. It carries ``ops``, not the whole preview, so
+        that its size stays O(len(delta)): applying the ``ops`` of a call's
+        dicts in order rebuilds every ``partial_args``."""
         return {
             "type": "toolcall_delta",
             "index": self.index,
             "id": self.id,
             "name": self.name,
             "raw_json_delta": self.raw_json_delta,
-            "partial_args": self.partial_args,
+            "ops": [op.to_dict() for op in self.ops],
         }
 
 
@@ -332,8 +355,10 @@ def _block(d: Mapping[str, Any]) -> ContentBlock:
         block = block_from_dict(_field(d, "block"))
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"block_end event: bad block ({exc!r})") from None
-    if isinstance(block, ImageBlock):
-        raise ValueError("block_end event: an image block is never part of an assistant turn")
+    if isinstance(block, (ImageBlock, DocumentBlock)):
+        raise ValueError(
+            "block_end event: an image or document block is never part of an assistant turn"
+        )
     return block
 
 
@@ -341,9 +366,20 @@ def _tool_call_delta(d: Mapping[str, Any]) -> ToolCallDelta:
     event = ToolCallDelta(
         _field(d, "index"), d.get("id"), _field(d, "name"), _field(d, "raw_json_delta")
     )
-    if "partial_args" in d:  # the preview as the sender read it, not re-derived from one delta
-        object.__setattr__(event, "_cache", dict(d["partial_args"]))
+    ops = d.get("ops")
+    if isinstance(ops, list):  # what the delta changed, as the sender read it
+        object.__setattr__(event, "_ops", tuple(_args_op(op) for op in ops))
     return event
+
+
+def _args_op(d: Any) -> ArgsOp:
+    try:
+        op, path, value = d["op"], d["path"], d["value"]
+    except (KeyError, TypeError):
+        raise ValueError(f"toolcall_delta event: bad op {d!r}") from None
+    if op not in ("set", "append") or not isinstance(path, list):
+        raise ValueError(f"toolcall_delta event: bad op {d!r}")
+    return ArgsOp(op, tuple(path), value)
 
 
 _FROM_DICT: dict[str, Callable[[Mapping[str, Any]], Event]] = {
@@ -419,7 +455,7 @@ def tool_call_delta(
     event.raw_json_delta = raw
     event.buffer = buffer
     event.end = end
-    event._cache = None
+    event._ops = None
     event.__class__ = ToolCallDelta
     return event  # type: ignore[no-any-return]
 

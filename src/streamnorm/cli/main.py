@@ -6,7 +6,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from . import demo, inspect, normalize, render
+from . import demo, inspect, normalize, render, serve, translate
 from .common import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERNAL,
@@ -23,9 +23,11 @@ from .output import OutputError, stdout, unicode_ok
 #: Each subcommand's ``register(commands, shared)``, in the order ``--help`` lists them.
 COMMANDS: tuple[Callable[[Subcommands, SharedOptions], None], ...] = (
     normalize.register,
+    translate.register,
     inspect.register,
     render.register,
     demo.register,
+    serve.register,
 )
 
 DESCRIPTION = (

@@ -8,20 +8,21 @@ terminal event: end of input after a ``finishReason`` or a
 ``promptFeedback.blockReason`` is the normal end (``done_at_eof_after_stop``).
 
 Streamed function-call arguments (``partialArgs``, §4.3) arrive as values set
-at JSON paths; :class:`_ArgsWriter` turns them back into incremental JSON text.
+at JSON paths; :class:`~streamnorm.json_writer.IncrementalJSONWriter` turns them
+back into incremental JSON text.
 """
 
 from __future__ import annotations
 
 import marshal
-from itertools import pairwise
-from json.encoder import encode_basestring
 from typing import Any
 
 from ..._json import dumps_compact
 from ...builder import MessageBuilder
+from ...json_writer import IncrementalJSONWriter
 from ...messages import StopReason, Usage
 from ..base import Decoder, as_counts, as_dict, as_list, as_str
+from .wire import METADATA_BLOCKS
 
 __all__ = ["GoogleDecoder"]
 
@@ -44,13 +45,18 @@ STOP_TABLE: dict[str, StopReason | None] = {
     "NO_IMAGE": StopReason.STOP,
 }
 
+#: ``finishReason`` sent as a number (``enum-encoding=int``): the values the
+#: Gemini API and Vertex protos number alike (they differ from 6 on).
+_FINISH_NUMBERS = dict(
+    enumerate(("FINISH_REASON_UNSPECIFIED", "STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "OTHER"))
+)
+
 #: Part fields that qualify a part rather than say what it holds.
 _PART_MODIFIERS = frozenset(
     ("thought", "thoughtSignature", "partMetadata", "videoMetadata", "mediaResolution")
 )
 
-#: Candidate metadata kept as a ``ProviderBlock`` at the end, in this order.
-_METADATA_BLOCKS = ("groundingMetadata", "urlContextMetadata")
+_METADATA_BLOCKS = METADATA_BLOCKS
 #: Every candidate field :meth:`GoogleDecoder._keep_metadata` reads (most
 #: chunks have none of them).
 _CANDIDATE_METADATA = frozenset((*_METADATA_BLOCKS, "citationMetadata"))
@@ -90,6 +96,7 @@ def _same_json(value: Any, other: Any) -> bool:
 
 class GoogleDecoder(Decoder):
     api = "google-generative-ai"
+    alt_framings = ("json-array",)  # without alt=sse: one streamed JSON array
     stop_table = STOP_TABLE
     done_at_eof_after_stop = True
 
@@ -98,7 +105,7 @@ class GoogleDecoder(Decoder):
         self._blocks = 0  # block keys: 0, 1, 2 … in the order this decoder opens them
         self._current: int | None = None  # the open text / thinking block or streamed call
         self._current_kind = ""
-        self._args: _ArgsWriter | None = None  # the open streamed call's arguments
+        self._args: IncrementalJSONWriter | None = None  # the open streamed call's arguments
         self._call_ids: dict[str, int] = {}  # wire call id → key, to merge repeats
         self._last_text: int | None = None
         self._metadata: dict[str, dict[str, Any]] = {}
@@ -116,21 +123,10 @@ class GoogleDecoder(Decoder):
     def handle(self, event: str, payload: dict[str, Any]) -> None:
         error = payload.get("error")
         if error is not None or event == "error":
-            err = as_dict(error)
-            code = err.get("status") or err.get("code")
-            self._before_terminal()
-            self.builder.fail(
-                "upstream",
-                as_str(err.get("message")) or (error if isinstance(error, str) else "") or "error",
-                str(code) if code not in (None, "") else None,
-            )
+            self._error(error)
             return
         if not (self._have_model and self._have_id):
-            model = as_str(payload.get("modelVersion"))
-            response_id = as_str(payload.get("responseId"))
-            self._have_model = self._have_model or bool(model)
-            self._have_id = self._have_id or bool(response_id)
-            self.builder.start(model or None, response_id or None)
+            self._identify(payload)
         feedback = payload.get("promptFeedback")
         if feedback is not None:
             block_reason = as_str(as_dict(feedback).get("blockReason"))
@@ -140,27 +136,9 @@ class GoogleDecoder(Decoder):
         if candidate is not None:
             content = candidate.get("content")
             parts = content.get("parts") if type(content) is dict else None
-            for part in parts if type(parts) is list else ():
-                # The commonest parts of all, more text and more of the open
-                # streamed call, go the shortest way; the rest through _part.
-                if type(part) is dict and len(part) == 1:
-                    if self._current_kind == _TEXT:
-                        text = part.get("text")
-                        if type(text) is str:
-                            self.builder.append_text(self._current, text)
-                            continue
-                    elif self._current_kind == _CALL:
-                        call = part.get("functionCall")
-                        if type(call) is dict and not call.get("name") and self._args is not None:
-                            self._continue_call(call)
-                            continue
-                self._part(as_dict(part))
-            if not _CANDIDATE_METADATA.isdisjoint(candidate):
-                self._keep_metadata(candidate)
-            finish = candidate.get("finishReason")
-            if finish and isinstance(finish, str):
-                message = as_str(candidate.get("finishMessage")) or None
-                self.builder.set_stop_reason(finish, error_reason=message)
+            if type(parts) is list:
+                self._parts(parts)
+            self._candidate_end(candidate)
         usage = payload.get("usageMetadata")
         if type(usage) is dict and not _same_json(usage, self._usage_raw):
             # Gemini repeats usageMetadata on every chunk, mostly unchanged:
@@ -168,7 +146,53 @@ class GoogleDecoder(Decoder):
             self._usage_raw = usage
             self.builder.set_usage(to_usage(usage))
 
+    def _error(self, error: Any) -> None:
+        err = as_dict(error)
+        code = err.get("status") or err.get("code")
+        self._before_terminal()
+        self.builder.fail(
+            "upstream",
+            as_str(err.get("message")) or (error if isinstance(error, str) else "") or "error",
+            str(code) if code not in (None, "") else None,
+        )
+
+    def _identify(self, payload: dict[str, Any]) -> None:
+        model = as_str(payload.get("modelVersion"))
+        response_id = as_str(payload.get("responseId"))
+        self._have_model = self._have_model or bool(model)
+        self._have_id = self._have_id or bool(response_id)
+        self.builder.start(model or None, response_id or None)
+
+    def _parts(self, parts: list[Any]) -> None:
+        for part in parts:
+            # The commonest parts of all, more text and more of the open
+            # streamed call, go the shortest way; the rest through _part.
+            if type(part) is dict and len(part) == 1:
+                if self._current_kind == _TEXT:
+                    text = part.get("text")
+                    if type(text) is str:
+                        self.builder.append_text(self._current, text)
+                        continue
+                elif self._current_kind == _CALL:
+                    call = part.get("functionCall")
+                    if type(call) is dict and not call.get("name") and self._args is not None:
+                        self._continue_call(call)
+                        continue
+            self._part(as_dict(part))
+
+    def _candidate_end(self, candidate: dict[str, Any]) -> None:
+        """The candidate's metadata and finish reason, when it carries them."""
+        if not _CANDIDATE_METADATA.isdisjoint(candidate):
+            self._keep_metadata(candidate)
+        finish = candidate.get("finishReason")
+        if type(finish) is int:  # enum-encoding=int: the proto number
+            finish = _FINISH_NUMBERS.get(finish, str(finish))
+        if finish and isinstance(finish, str):
+            message = as_str(candidate.get("finishMessage")) or None
+            self.builder.set_stop_reason(finish, error_reason=message)
+
     def end_of_input(self) -> None:
+        self.choices.check(self.builder, "candidate")
         self._before_terminal()
         super().end_of_input()
 
@@ -177,7 +201,9 @@ class GoogleDecoder(Decoder):
             if type(candidate) is dict:
                 index = candidate.get("index", 0)
                 if index == self.choice and not isinstance(index, bool):
+                    self.choices.selected_seen = True
                     return candidate
+                self.choices.saw(index)
         return None
 
     def _keep_metadata(self, candidate: dict[str, Any]) -> None:
@@ -300,7 +326,7 @@ class GoogleDecoder(Decoder):
             )
             self.builder.end_block(key)
             return
-        args = self._args = _ArgsWriter()
+        args = self._args = IncrementalJSONWriter()
         self._current, self._current_kind = key, _CALL
         if isinstance(raw_args, dict):
             for member, value in raw_args.items():
@@ -315,7 +341,7 @@ class GoogleDecoder(Decoder):
         if call.get("willContinue") is not True:
             self._end_current()
 
-    def _partial_args(self, key: int, args: _ArgsWriter, entries: list[Any]) -> None:
+    def _partial_args(self, key: int, args: IncrementalJSONWriter, entries: list[Any]) -> None:
         for entry in map(as_dict, entries):
             json_path = entry.get("jsonPath")
             if not (type(json_path) is str and json_path == self._path_text):
@@ -339,7 +365,11 @@ class GoogleDecoder(Decoder):
                 self._write(key, args, args.set(path, value), entry)
 
     def _write(
-        self, key: int, args: _ArgsWriter, text: str | None, entry: dict[str, Any] | None = None
+        self,
+        key: int,
+        args: IncrementalJSONWriter,
+        text: str | None,
+        entry: dict[str, Any] | None = None,
     ) -> None:
         """Emit synthesised argument text; ``None`` means synthesis has failed
         (reported once, with the entry that made it fail)."""
@@ -354,228 +384,12 @@ class GoogleDecoder(Decoder):
             return
         self.builder.append_arguments(key, text)
 
-    def _finish_args(self, key: int, args: _ArgsWriter) -> None:
+    def _finish_args(self, key: int, args: IncrementalJSONWriter) -> None:
         closing = args.close()
         if args.ok:
             self.builder.append_arguments(key, closing)
         else:
             self.builder.reconcile(key, dumps_compact(args.tree), None)
-
-
-# ----------------------------------------------------------------------
-# partialArgs → incremental JSON text
-
-
-class _ArgsWriter:
-    """Turns Gemini ``partialArgs`` entries (a value set at a JSON path) into
-    JSON text fragments whose concatenation is the argument object.
-
-    Entering a path closes the open string and any containers the new path
-    leaves, writes ``,`` and ``"key":`` as needed and opens the containers
-    it enters (the root ``{`` with the first value); then it writes the
-    value, a string staying open so that later pieces for the same path
-    extend it. :meth:`close` closes everything, root included.
-
-    Cost: linear in the size of the entries. The open string's pieces are
-    kept in a list and joined into :attr:`tree` once, when another path is
-    entered, the call closes or the tree is read: adding each piece to the
-    string so far would copy it again for every piece (quadratic).
-
-    Paths that would reopen a closed container or string, set a value twice,
-    skip an array index or change a container's type cannot be written
-    incrementally: from then on :meth:`set` returns ``None`` and only
-    :attr:`tree` (the value so far, always kept) is exact.
-    """
-
-    __slots__ = (
-        "_failed_reported",
-        "_frames",
-        "_leaf",
-        "_pieces",
-        "_string_at",
-        "_string_open",
-        "_tree",
-        "ok",
-    )
-
-    def __init__(self) -> None:
-        self._tree: dict[str, Any] = {}
-        self.ok = True
-        self._frames: list[_Frame] = []  # the open containers, root first
-        self._leaf: tuple[str | int, ...] | None = None
-        self._string_open = False
-        self._failed_reported = False
-        # The string set last: its container and key in the tree (None if it
-        # has no place there), and its value in pieces, ``_pieces[0]`` being
-        # what the tree holds.
-        self._string_at: tuple[Any, str | int] | None = None
-        self._pieces: list[str] = []
-
-    @property
-    def tree(self) -> dict[str, Any]:
-        """The value so far."""
-        self._join()
-        return self._tree
-
-    def failed_now(self) -> bool:
-        """True once, the first time synthesis has failed."""
-        if self.ok or self._failed_reported:
-            return False
-        self._failed_reported = True
-        return True
-
-    def set(self, path: tuple[str | int, ...], value: Any) -> str | None:
-        """Set ``value`` at ``path``; a string extends the string set just before
-        at the same path. Returns the text to emit ("" for nothing), or
-        ``None`` once incremental synthesis is impossible."""
-        if isinstance(value, str) and self._string_open and path == self._leaf:
-            if self._string_at is not None:
-                self._pieces.append(value)
-            # else the string has no place in the tree, nor have its pieces
-            return encode_basestring(value)[1:-1] if self.ok else None
-        self._join()
-        self._assign(path, value)
-        out: str | None = None
-        if self.ok:
-            entered = self._enter(path)
-            if entered is None:
-                self.ok = False
-            else:
-                text = dumps_compact(value)
-                out = entered + (text[:-1] if isinstance(value, str) else text)
-        self._leaf = path
-        self._string_open = isinstance(value, str)
-        return out
-
-    def close(self) -> str:
-        """The text that ends the argument object (everything still open)."""
-        self._join()
-        if not self.ok or not self._frames:
-            return ""
-        out = ['"'] if self._string_open else []
-        out.extend("]" if frame.array else "}" for frame in reversed(self._frames))
-        self._frames.clear()
-        self._string_open = False
-        return "".join(out)
-
-    def _join(self) -> None:
-        """Put the open string's pieces into the tree as one string."""
-        pieces = self._pieces
-        if len(pieces) > 1 and self._string_at is not None:
-            node, key = self._string_at
-            node[key] = pieces[0] = "".join(pieces)
-            del pieces[1:]
-
-    def _enter(self, path: tuple[str | int, ...]) -> str | None:
-        if not path or not isinstance(path[0], str):
-            return None  # the arguments are an object: the root takes keys only
-        out: list[str] = []
-        if not self._frames:
-            self._frames.append(_Frame(None, array=False))
-            out.append("{")
-        containers = path[:-1]
-        # Open containers below the root, compared with the new path's.
-        common = 0
-        while (
-            common < len(containers)
-            and common + 1 < len(self._frames)
-            and self._frames[common + 1].segment == containers[common]
-        ):
-            common += 1
-        if self._string_open:
-            out.append('"')
-            self._string_open = False
-        while len(self._frames) > common + 1:
-            out.append("]" if self._frames.pop().array else "}")
-        for depth in range(common, len(path)):
-            segment = path[depth]
-            member = self._frames[-1].member(segment)
-            if member is None:
-                return None
-            out.append(member)
-            if depth < len(containers):
-                child_is_array = isinstance(path[depth + 1], int)
-                self._frames.append(_Frame(segment, array=child_is_array))
-                out.append("[" if child_is_array else "{")
-        return "".join(out)
-
-    def _assign(self, path: tuple[str | int, ...], value: Any) -> None:
-        """Set ``value`` in :attr:`tree` (containers made as needed); a string
-        becomes the one later pieces extend."""
-        self._string_at = None
-        if not path:
-            return
-        node: Any = self._tree
-        for segment, following in pairwise(path):
-            empty: Any = [] if isinstance(following, int) else {}
-            node = _child(node, segment, empty)
-            if node is None:
-                return
-        last = path[-1]
-        if isinstance(node, dict) and isinstance(last, str):
-            node[last] = value
-        elif isinstance(node, list) and isinstance(last, int):
-            if last > len(node) + _MAX_INDEX_GAP:
-                return  # a wire index far past the end: not padded into memory
-            while len(node) <= last:
-                node.append(None)
-            node[last] = value
-        else:
-            return
-        if isinstance(value, str):
-            self._string_at = (node, last)
-            self._pieces = [value]
-
-
-#: How far past the end of an array a ``partialArgs`` index may point (the gap
-#: is filled with nulls); further entries are left out of the value, so a
-#: path like ``$.a[99999999999]`` cannot make the decoder allocate for it.
-_MAX_INDEX_GAP = 16
-
-
-class _Frame:
-    """One open container of :class:`_ArgsWriter`."""
-
-    __slots__ = ("array", "count", "keys", "segment")
-
-    def __init__(self, segment: str | int | None, *, array: bool) -> None:
-        self.segment = segment
-        self.array = array
-        self.count = 0
-        self.keys: set[str] = set()
-
-    def member(self, segment: str | int) -> str | None:
-        """The text that starts member ``segment``, or None if it cannot come next."""
-        comma = "," if self.count else ""
-        if self.array:
-            if not isinstance(segment, int) or segment != self.count:
-                return None
-            self.count += 1
-            return comma
-        if not isinstance(segment, str) or segment in self.keys:
-            return None
-        self.keys.add(segment)
-        self.count += 1
-        return comma + dumps_compact(segment) + ":"
-
-
-def _child(node: Any, segment: str | int, empty: Any) -> Any:
-    """``node[segment]``, created as ``empty`` when missing or of the wrong type."""
-    if isinstance(node, dict) and isinstance(segment, str):
-        child = node.get(segment)
-        if not isinstance(child, type(empty)):
-            child = node[segment] = empty
-        return child
-    if isinstance(node, list) and isinstance(segment, int):
-        if segment > len(node) + _MAX_INDEX_GAP:
-            return None
-        while len(node) <= segment:
-            node.append(None)
-        child = node[segment]
-        if not isinstance(child, type(empty)):
-            child = node[segment] = empty
-        return child
-    return None
 
 
 def _parse_path(path: Any) -> tuple[str | int, ...] | None:

@@ -94,7 +94,7 @@ _THINKING, _TEXT, _REFUSAL, _EXECUTED, _FUNCTION_CALL = (
     "function_call",
 )
 
-#: The delta fields :meth:`OpenAICompletionsDecoder._fast_path` reads as text.
+#: The delta fields :meth:`OpenAICompletionsDecoder._sole_piece` reads as text.
 _FAST_TEXT_FIELDS = frozenset(("content", *REASONING_FIELDS))
 
 
@@ -162,10 +162,6 @@ def _has_content(delta: dict[str, Any]) -> bool:
     return bool(as_dict(delta.get("function_call")))
 
 
-#: How many other choice indices a decoder remembers to name in that error.
-_CHOICES_KEPT = 64
-
-
 class OpenAICompletionsDecoder(Decoder):
     api = "openai-completions"
     stop_table = STOP_TABLE
@@ -197,10 +193,6 @@ class OpenAICompletionsDecoder(Decoder):
         self._citations: list[Any] = []
         # Once a model and a response id have been passed on, start() does nothing.
         self._have_model = self._have_id = False
-        # Whether the selected choice appeared, and (up to _CHOICES_KEPT) the
-        # choice indices that did: the error for an absent choice names them.
-        self._choice_seen = False
-        self._choices: set[int] = set()
 
     # ------------------------------------------------------------------
     # Chunks
@@ -209,7 +201,11 @@ class OpenAICompletionsDecoder(Decoder):
         if event == "error":
             self._fail(payload.get("error", payload))
             return
-        if self._fast_path(payload):
+        piece = self._sole_piece(payload)
+        if piece is not None:
+            if not (self._have_model and self._have_id):
+                self._start(payload, as_str(payload.get("id")))
+            self._piece(*piece)
             return
         choices = as_list(payload.get("choices"))
         response_id = as_str(payload.get("id"))
@@ -220,23 +216,7 @@ class OpenAICompletionsDecoder(Decoder):
             self._progress(progress)
         choice = self._selected(choices)
         if choice is not None:
-            delta = as_dict(choice.get("delta"))
-            if not self._finished:
-                citations = payload.get("citations")
-                if isinstance(citations, list):
-                    self._citations = citations
-                self._delta(delta)
-            elif _has_content(delta) and not self._dropped:
-                self._dropped = True
-                self.builder.diagnostic(
-                    "content_after_finish",
-                    f"choice {self.choice}: content after its finish_reason is dropped",
-                    dumps_compact(delta),
-                )
-            finish = choice.get("finish_reason")
-            if isinstance(finish, str) and finish:
-                self.builder.set_stop_reason(finish)
-                self._finished = True
+            self._choice(payload, choice)
         usage = next(
             (
                 u
@@ -255,27 +235,47 @@ class OpenAICompletionsDecoder(Decoder):
         if error:
             self._fail(error)
 
-    def _fast_path(self, payload: dict[str, Any]) -> bool:
-        """Translate the common chunk directly; False (nothing done) otherwise.
+    def _choice(self, payload: dict[str, Any], choice: dict[str, Any]) -> None:
+        delta = self._choice_delta(choice)
+        if not self._finished:
+            citations = payload.get("citations")
+            if isinstance(citations, list):
+                self._citations = citations
+            self._delta(delta)
+        elif _has_content(delta) and not self._dropped:
+            self._dropped = True
+            self.builder.diagnostic(
+                "content_after_finish",
+                f"choice {self.choice}: content after its finish_reason is dropped",
+                dumps_compact(delta),
+            )
+        finish = choice.get("finish_reason")
+        if isinstance(finish, str) and finish:
+            self.builder.set_stop_reason(finish)
+            self._finished = True
 
-        Almost every chunk of a stream carries one piece of text, of
-        reasoning or of an open tool call's arguments, and nothing else: the
-        generic path's dozen lookups cost several times the one builder call
-        such a chunk comes down to. Taken only where the generic path would
-        do exactly the same: a single choice, the selected one, before its
-        finish_reason and without one; no ``usage`` (top level, choice,
-        ``x_groq``), ``error``, ``prompt_progress`` or ``citations``; and a
-        delta whose only non-null field of :data:`DELTA_FIELDS` is
-        ``content`` (a string), one reasoning field (a string), or
-        ``tool_calls`` with one fragment, without id or name, of string
-        arguments for the call open at its ``index``.
-        """
+    # -- the commonest chunk --------------------------------------------
+    #
+    # Almost every chunk of a stream carries one piece of text, of reasoning
+    # or of an open tool call's arguments, and nothing else. _sole_piece
+    # recognises that chunk in a few lookups; _piece then translates it with
+    # the same methods _delta uses, so the two paths cannot disagree.
+
+    def _sole_piece(self, payload: dict[str, Any]) -> tuple[str, Any] | None:
+        """``(field, value)`` when the chunk is one piece of the selected,
+        unfinished choice and nothing else: a single choice without
+        finish_reason or usage; no top-level ``usage``, ``x_groq``,
+        ``error``, ``prompt_progress`` or ``citations``; a delta whose only
+        non-null field of :data:`DELTA_FIELDS` is ``content`` or a reasoning
+        field (a string), or ``tool_calls`` with one fragment of string
+        arguments, without id or name, for the call open at its ``index``
+        (the value is then the call's number and the fragment)."""
         choices = payload.get("choices")
         if self._finished or type(choices) is not list or len(choices) != 1:
-            return False
+            return None
         choice = choices[0]
         if type(choice) is not dict:
-            return False
+            return None
         index = choice.get("index")
         delta = choice.get("delta")
         if (
@@ -289,47 +289,62 @@ class OpenAICompletionsDecoder(Decoder):
             or payload.get("prompt_progress") is not None
             or payload.get("citations") is not None
         ):
-            return False
-        field: str | None = None
-        value: Any = None
+            return None
+        piece: tuple[str, Any] | None = None
         for name, item in delta.items():
             if item is not None and name in DELTA_FIELDS:
-                if field is not None:
-                    return False  # two kinds of content: the generic path orders them
-                field, value = name, item
-        key: Any = None
-        if field == "tool_calls":
-            entry: Any = value[0] if type(value) is list and len(value) == 1 else None
-            if type(entry) is not dict or type(entry.get("function")) is not dict:
-                return False
-            tool_index, function = entry.get("index"), entry["function"]
-            call = self._by_index.get(tool_index) if type(tool_index) is int else None
-            value = function.get("arguments")
-            if (
-                call is None
-                or entry.get("id") not in (None, "")
-                or function.get("name") not in (None, "")
-                or type(value) is not str
-            ):
-                return False
-            key = ("tool", call)
-        elif field is not None and (type(value) is not str or field not in _FAST_TEXT_FIELDS):
-            return False
-        self._choice_seen = True
-        if not (self._have_model and self._have_id):
-            self._start(payload, as_str(payload.get("id")))
-        if key is not None:
-            self.builder.append_arguments(key, value)
-        elif value and field == "content":
-            if not self.builder.has(_TEXT):
-                self.builder.open_text(_TEXT)
-            self.builder.append_text(_TEXT, value)
-        elif value:  # reasoning
-            if self.builder.has(_THINKING):
-                self.builder.append_thinking(_THINKING, value)
-            else:
-                self.builder.open_thinking(_THINKING, text=value)
-        return True
+                if piece is not None:
+                    return None  # two kinds of content: _delta orders them
+                piece = (name, item)
+        self.choices.selected_seen = True
+        if piece is None:
+            return ("", None)  # nothing that changes the message
+        if piece[0] == "tool_calls":
+            return self._sole_fragment(piece[1])
+        return piece if type(piece[1]) is str and piece[0] in _FAST_TEXT_FIELDS else None
+
+    def _sole_fragment(self, entries: Any) -> tuple[str, Any] | None:
+        entry: Any = entries[0] if type(entries) is list and len(entries) == 1 else None
+        if type(entry) is not dict or type(entry.get("function")) is not dict:
+            return None
+        tool_index, function = entry.get("index"), entry["function"]
+        call = self._by_index.get(tool_index) if type(tool_index) is int else None
+        fragment = function.get("arguments")
+        if (
+            call is None
+            or entry.get("id") not in (None, "")
+            or function.get("name") not in (None, "")
+            or type(fragment) is not str
+        ):
+            return None
+        return "tool_calls", (call, fragment)
+
+    def _piece(self, field: str, value: Any) -> None:
+        if field == "content":
+            self._text(_TEXT, value)
+        elif field == "tool_calls":
+            call, fragment = value
+            self._arguments(("tool", call), fragment)
+        elif field:  # a reasoning field
+            self._reasoning(value, None)
+
+    def _choice_delta(self, choice: dict[str, Any]) -> dict[str, Any]:
+        """The choice's ``delta``; for the legacy ``/v1/completions`` stream
+        (``choices[].text``, no ``delta``) the text as content. A choice with
+        neither (a non-streaming ``message``, an unknown shape) says so with
+        ``unknown_delta``, unless it only ends the choice."""
+        delta = choice.get("delta")
+        if isinstance(delta, dict):
+            return delta
+        text = choice.get("text")
+        if isinstance(text, str):
+            return {"content": text}
+        if delta is not None or "message" in choice or choice.get("finish_reason") is None:
+            shape = "a non-streaming message" if "message" in choice else "no delta"
+            self.builder.diagnostic(
+                "unknown_delta", f"choice {self.choice} has {shape}", dumps_compact(choice)
+            )
+        return {}
 
     def _start(self, payload: dict[str, Any], response_id: str) -> None:
         model = as_str(payload.get("model"))
@@ -345,10 +360,9 @@ class OpenAICompletionsDecoder(Decoder):
             if type(index) is not int:
                 index = position
             if index == self.choice:
-                self._choice_seen = True
+                self.choices.selected_seen = True
                 return choice
-            if len(self._choices) < _CHOICES_KEPT:
-                self._choices.add(index)
+            self.choices.saw(index)
         return None
 
     def _progress(self, progress: dict[str, Any]) -> None:
@@ -371,10 +385,19 @@ class OpenAICompletionsDecoder(Decoder):
             self._executed_tools(executed)
         if isinstance(content, str):
             self._text(_TEXT, content)
+        elif content is not None and not isinstance(content, list):
+            self.builder.diagnostic(
+                "unknown_delta", f"content of type {type(content).__name__}", dumps_compact(content)
+            )
         for part in parts:
             part = as_dict(part)
-            if part.get("type") == "text":
+            kind = part.get("type")
+            if kind == "text":
                 self._text(_TEXT, as_str(part.get("text")))
+            elif kind != "thinking":
+                self.builder.diagnostic(
+                    "unknown_delta", f"a content part of type {kind!r}", dumps_compact(part)
+                )
         annotations = as_list(delta.get("annotations"))
         if annotations:
             if not self.builder.has(_TEXT):
@@ -431,6 +454,10 @@ class OpenAICompletionsDecoder(Decoder):
             if self._signing_chunk:
                 signature = self._details_json()
             self._signature_stale = signature is None
+        self._reasoning(text, signature)
+
+    def _reasoning(self, text: str, signature: str | None) -> None:
+        """Reasoning text (and a new signature) for the one thinking block."""
         if not text and signature is None:
             return
         if not self.builder.has(_THINKING):
@@ -531,6 +558,7 @@ class OpenAICompletionsDecoder(Decoder):
     def _before_terminal(self) -> None:
         """Perplexity's citations join the text block just before the end;
         the reasoning_details signature is brought up to date."""
+        self.choices.check(self.builder, "choice")
         if self.builder.closed:
             return
         if self._signature_stale and self.builder.has(_THINKING):
@@ -553,26 +581,11 @@ class OpenAICompletionsDecoder(Decoder):
 
     def done_marker(self) -> None:
         self._before_terminal()
-        if not self._choice_absent():
-            self.builder.finish()
+        self.builder.finish()
 
     def end_of_input(self) -> None:
         self._before_terminal()
-        if not self._choice_absent():
-            super().end_of_input()
-
-    def _choice_absent(self) -> bool:
-        """End with an error if the stream had choices but never the selected
-        one (reading ``choice=5`` of an ``n=3`` stream is no answer at all)."""
-        if self._choice_seen or not self._choices:
-            return False
-        had = ", ".join(map(str, sorted(self._choices)))
-        self.builder.fail(
-            "protocol",
-            f"choice {self.choice} is not in this stream; its choices are {had}",
-            "choice_absent",
-        )
-        return True
+        super().end_of_input()
 
 
 def _merge_by_index(
