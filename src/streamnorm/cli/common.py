@@ -115,6 +115,13 @@ def whole_number(minimum: int, maximum: int | None = None) -> Callable[[str], in
 nonnegative = whole_number(0)
 
 
+def byte_limit(value: str) -> int | None:
+    """A limit in bytes, or ``none`` for no limit."""
+    if value.strip().lower() == "none":
+        return None
+    return nonnegative(value)
+
+
 # --------------------------------------------------------------------------
 # The stream a command reads
 
@@ -147,7 +154,12 @@ def event_stream(
         events = iter(response_events(body, api, model=args.model, provider=args.provider))
     else:
         events = normalize(
-            chunks, args.api, model=args.model, provider=args.provider, choice=args.choice
+            chunks,
+            args.api,
+            model=args.model,
+            provider=args.provider,
+            choice=args.choice,
+            max_stream_bytes=args.max_stream_bytes,
         )
     if tool_parser is not None:
         from ..inline import NormalizingStream
