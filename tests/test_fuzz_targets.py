@@ -11,7 +11,19 @@ from fuzz.check import InvariantError, check
 from fuzz.run import fuzz_targets
 from fuzz.targets import TARGETS
 
-from streamnorm import Error, StreamNormalizer
+from streamnorm import (
+    AssistantMessage,
+    BlockEnd,
+    Done,
+    Error,
+    Event,
+    ProviderBlock,
+    Start,
+    StopReason,
+    StreamNormalizer,
+    Usage,
+    encode_stream,
+)
 
 from .support import needs_fixtures
 
@@ -56,3 +68,20 @@ def test_bytes_after_a_json_array_give_the_same_error_in_any_chunks() -> None:
     end = StreamNormalizer("google-generative-ai").feed(data)[-1]
     assert isinstance(end, Error) and end.kind == "protocol"
     assert end.reason == "unexpected byte after the array: b','"
+
+
+def test_a_responses_item_that_lost_its_type_is_encoded_with_its_kind() -> None:
+    """Found by the ``encoders`` target: a provider item whose ``type`` a
+    mutated stream dropped made the Responses encoder raise ``KeyError``."""
+    item = ProviderBlock("openai-responses", "web_search_call", {"id": "ws_1", "status": "done"})
+    message = AssistantMessage(
+        (item,), "openai-responses", "m", StopReason.STOP, "completed", Usage(), "resp_1"
+    )
+    events: list[Event] = [
+        Start("openai-responses", "m", "resp_1"),
+        BlockEnd(0, item),
+        Done(message),
+    ]
+    encoded = b"".join(encode_stream(events, "openai-responses"))
+    check(encoded, "openai-responses", {}, split_seed=3)
+    assert b'"type":"web_search_call","id":"ws_1"' in encoded.replace(b" ", b"")

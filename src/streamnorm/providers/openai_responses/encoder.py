@@ -178,7 +178,9 @@ class Items:
         if isinstance(block, ToolCallBlock):
             return self.function_call(block, output_index)
         if isinstance(block, ProviderBlock) and block.api == API:
-            return dict(block.data)
+            # The item as received; an item that lost its type keeps the kind
+            # it was read as, since every Responses item has one.
+            return {"type": block.kind, **block.data}
         return None
 
 
