@@ -336,3 +336,61 @@ def test_fail_is_a_terminal_error_of_that_kind(kind: str) -> None:
     events = drain(b)
     assert isinstance(events[-1], Error) and kinds(events) == ["Start", "Error"]
     assert (events[-1].kind, events[-1].code, events[-1].message.error) == (kind, "code", "why")
+
+
+def test_text_opens_the_block_under_a_new_key_and_appends_after() -> None:
+    b = builder()
+    b.start()
+    b.text("r", "", refusal=True)  # opens, even without text
+    b.text("t", "a")
+    b.text("t", "b")
+    b.end_block("t")
+    b.text("t", "late")  # an ended block is not reopened
+    events = drain(b)
+    assert [(type(e).__name__, getattr(e, "index", None)) for e in events[1:]] == [
+        ("TextDelta", 1),
+        ("TextDelta", 1),
+        ("BlockEnd", 1),
+        ("NormalizationError", None),
+    ]
+    assert diagnostics(events) == ["delta_for_unknown_block"]
+    b.set_stop_reason("end")
+    b.finish()
+    done = drain(b)[-1]
+    assert isinstance(done, Done)
+    assert done.content == (TextBlock("", refusal=True), TextBlock("ab"))
+
+
+def test_thinking_opens_with_its_signature_and_signs_an_open_block_after_the_text() -> None:
+    b = builder()
+    b.start()
+    b.thinking("k", "hm", signature="s1")
+    b.thinking("k", "more", signature="s2")
+    b.thinking("k", "still")
+    b.thinking("k", "", signature="s2")  # unchanged: nothing
+    assert drain(b)[1:] == [
+        ThinkingDelta(0, "hm", "s1"),
+        ThinkingDelta(0, "more", None),
+        ThinkingDelta(0, "", "s2"),
+        ThinkingDelta(0, "still", None),
+    ]
+    b.open_text("x")
+    b.thinking("x", "no")  # a text block under that key: reported, not reopened
+    assert diagnostics(drain(b)) == ["unknown_delta"]
+
+
+def test_tool_call_opens_once_then_sets_the_identity() -> None:
+    b = builder()
+    b.start()
+    b.tool_call("f", synthesize_id=True)
+    b.tool_call("f", name="get")
+    b.tool_call("f", name="other", synthesize_id=True)
+    b.append_arguments("f", "{}")
+    b.end_block("f")
+    events = drain(b)
+    assert diagnostics(events) == ["tool_name_changed"]
+    opened = [e for e in events if isinstance(e, ToolCallDelta)]
+    assert len(opened) == 2 and opened[0].id == opened[1].id == "call_0"
+    (end,) = (e for e in events if isinstance(e, BlockEnd))
+    assert isinstance(end.block, ToolCallBlock)
+    assert (end.block.id, end.block.name, end.block.arguments) == ("call_0", "get", {})

@@ -383,6 +383,46 @@ class MessageBuilder:
             return
         self._thinking(block, delta, signature or None)
 
+    # Appends keyed by the wire's own part key: the block opens at the first
+    # append under a key never used (has() false); after that they are the
+    # plain appends, with their diagnostics for a block that has ended.
+
+    def text(self, key: Hashable, delta: str, *, refusal: bool = False) -> None:
+        """Append text to the text block ``key``, opened (``refusal`` marking a
+        refusal) if no block was ever opened under ``key``, even for an empty
+        ``delta``."""
+        if key not in self._keys:
+            self.open_text(key, refusal=refusal)
+        self.append_text(key, delta)
+
+    def thinking(self, key: Hashable, delta: str, *, signature: str | None = None) -> None:
+        """Append reasoning text to the thinking block ``key``, opened with the
+        text and ``signature`` if no block was ever opened under ``key``. On an
+        existing block a non-empty ``signature`` is set after the text, with
+        its own ``ThinkingDelta`` when it changes (:meth:`set_signature`)."""
+        if key not in self._keys:
+            self.open_thinking(key, text=delta, signature=signature)
+            return
+        self.append_thinking(key, delta)
+        if signature:
+            self.set_signature(key, signature)
+
+    def tool_call(
+        self,
+        key: Hashable,
+        *,
+        id: str | None = None,
+        name: str | None = None,
+        synthesize_id: bool = False,
+    ) -> None:
+        """The tool call ``key``: opened (:meth:`open_tool_call`) if no block was
+        ever opened under ``key``, else given this id and name
+        (:meth:`set_tool_identity`)."""
+        if key not in self._keys:
+            self.open_tool_call(key, id=id, name=name, synthesize_id=synthesize_id)
+        else:
+            self.set_tool_identity(key, id, name)
+
     def _thinking(self, block: _Block, delta: str, signature: str | None) -> None:
         if delta:
             _add_part(block, delta)

@@ -397,15 +397,12 @@ class OpenAICompletionsDecoder(Decoder):
                 )
         annotations = as_list(delta.get("annotations"))
         if annotations:
-            if not self.builder.has(_TEXT):
-                self.builder.open_text(_TEXT)
+            self.builder.text(_TEXT, "")
             for annotation in annotations:
                 self.builder.add_citation(_TEXT, annotation)
         refusal = delta.get("refusal")
         if isinstance(refusal, str) and refusal:
-            if not self.builder.has(_REFUSAL):
-                self.builder.open_text(_REFUSAL, refusal=True)
-            self.builder.append_text(_REFUSAL, refusal)
+            self.builder.text(_REFUSAL, refusal, refusal=True)
         for entry in as_list(delta.get("tool_calls")):
             if isinstance(entry, dict):
                 self._tool_call(entry)
@@ -417,11 +414,8 @@ class OpenAICompletionsDecoder(Decoder):
     # Blocks
 
     def _text(self, key: str, text: str) -> None:
-        if not text:
-            return
-        if not self.builder.has(key):
-            self.builder.open_text(key)
-        self.builder.append_text(key, text)
+        if text:
+            self.builder.text(key, text)
 
     def _thinking(self, delta: dict[str, Any], parts: list[Any]) -> None:
         text = ""
@@ -455,13 +449,8 @@ class OpenAICompletionsDecoder(Decoder):
 
     def _reasoning(self, text: str, signature: str | None) -> None:
         """Reasoning text (and a new signature) for the one thinking block."""
-        if not text and signature is None:
-            return
-        if not self.builder.has(_THINKING):
-            self.builder.open_thinking(_THINKING, text=text, signature=signature)
-            return
-        self.builder.append_thinking(_THINKING, text)
-        self.builder.set_signature(_THINKING, signature)
+        if text or signature is not None:
+            self.builder.thinking(_THINKING, text, signature=signature)
 
     def _merge_details(self, entries: list[Any]) -> str:
         """Merge OpenRouter ``reasoning_details`` by index; returns the
@@ -537,10 +526,7 @@ class OpenAICompletionsDecoder(Decoder):
     def _function_call(self, function_call: dict[str, Any]) -> None:
         """Legacy ``delta.function_call``: one call, never an id."""
         name = as_str(function_call.get("name"))
-        if not self.builder.has(_FUNCTION_CALL):
-            self.builder.open_tool_call(_FUNCTION_CALL, name=name or None, synthesize_id=True)
-        else:
-            self.builder.set_tool_identity(_FUNCTION_CALL, name=name or None)
+        self.builder.tool_call(_FUNCTION_CALL, name=name or None, synthesize_id=True)
         self._arguments(_FUNCTION_CALL, function_call.get("arguments"))
 
     def _arguments(self, key: Any, arguments: Any) -> None:
@@ -562,8 +548,7 @@ class OpenAICompletionsDecoder(Decoder):
             self._signature_stale = False
         if not self._citations:
             return
-        if not self.builder.has(_TEXT):
-            self.builder.open_text(_TEXT)
+        self.builder.text(_TEXT, "")
         for citation in self._citations:
             self.builder.add_citation(
                 _TEXT, {"type": "url", "url": citation} if isinstance(citation, str) else citation
