@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -251,3 +252,84 @@ def set_at(value: Any, path: tuple[Any, ...], new: Any) -> None:
     for key in path[:-1]:
         value = value[key]
     value[path[-1]] = new
+
+
+# ---------------------------------------------------------------------------
+# Gemini spellings
+
+#: Structural snake_case keys that real Gemini clients send (google-genai
+#: itself, llm-gemini); the API reads both spellings, the codec writes camelCase.
+GEMINI_SNAKE = {
+    "function_call": "functionCall",
+    "function_response": "functionResponse",
+    "include_thoughts": "includeThoughts",
+    "thinking_level": "thinkingLevel",
+    "response_mime_type": "responseMimeType",
+    "response_schema": "responseSchema",
+    "parameters_json_schema": "parametersJsonSchema",
+    "mime_type": "mimeType",
+    "file_uri": "fileUri",
+}
+
+#: Data the schema and argument objects hold (their keys are not structural).
+_DATA_KEYS = frozenset(("args", "response", "parametersJsonSchema", "responseSchema", "properties"))
+
+
+def camel(value: Any) -> Any:
+    """``value`` with the structural snake_case keys in camelCase."""
+    if isinstance(value, list):
+        return [camel(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {}
+    for key, item in value.items():
+        key = GEMINI_SNAKE.get(key, key)
+        out[key] = item if key in _DATA_KEYS else camel(item)
+    return out
+
+
+def _b64(value: str) -> str:
+    """Thought signatures and inline data are proto bytes: google-genai
+    re-encodes them in another base64 alphabet (the same bytes)."""
+    return re.sub("=+$", "", value.replace("-", "+").replace("_", "/"))
+
+
+def _upper_types(schema: Any) -> Any:
+    if isinstance(schema, list):
+        return [_upper_types(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: _upper_types(v) if k in ("items", "anyOf") else v for k, v in schema.items()}
+    if isinstance(schema.get("type"), str):
+        out["type"] = schema["type"].upper()
+    if isinstance(schema.get("properties"), dict):
+        out["properties"] = {k: _upper_types(v) for k, v in schema["properties"].items()}
+    return out
+
+
+def genai_view(body: dict[str, Any]) -> dict[str, Any]:
+    """What google-genai changes on the way without changing meaning: it
+    writes some structural keys in snake_case, leaves out an empty
+    ``generationConfig``, re-encodes signature and inline data bytes, writes the type names
+    of OpenAPI-form schemas (``parameters``, ``responseSchema``) in upper
+    case and adds the response schema's property order as given."""
+    out: dict[str, Any] = camel(body)
+    if out.get("generationConfig") == {}:
+        del out["generationConfig"]
+    config = out.get("generationConfig") or {}
+    if "responseSchema" in config:
+        schema = config["responseSchema"] = _upper_types(config["responseSchema"])
+        if schema.pop("property_ordering", None) not in (None, list(schema.get("properties", ()))):
+            raise AssertionError("google-genai ordered the properties differently")
+    for tool in out.get("tools", ()):
+        for declaration in tool.get("functionDeclarations", ()):
+            if "parameters" in declaration:
+                declaration["parameters"] = _upper_types(declaration["parameters"])
+    for content in out.get("contents", ()):
+        for part in content.get("parts", ()):
+            if "thoughtSignature" in part:
+                part["thoughtSignature"] = _b64(part["thoughtSignature"])
+            inline = part.get("inlineData")
+            if isinstance(inline, dict) and isinstance(inline.get("data"), str):
+                part["inlineData"] = {**inline, "data": _b64(inline["data"])}
+    return out

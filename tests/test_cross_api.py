@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from streamnorm import (
     AssistantMessage,
+    ImageBlock,
     Message,
     Request,
     StopReason,
@@ -41,7 +42,16 @@ from streamnorm import (
     validate_request_body,
 )
 
-from .request_support import RESPONSES, body_id, genai_request, json_files, load_json, sdk_validate
+from .request_support import (
+    RESPONSES,
+    body_id,
+    genai_request,
+    genai_view,
+    json_files,
+    load_json,
+    sdk_send,
+    sdk_validate,
+)
 from .support import needs_fixtures
 
 pytestmark = needs_fixtures
@@ -54,11 +64,13 @@ TARGETS = {
     "google-generative-ai": ("google", "gemini-2.5-flash"),
 }
 
-ANSWERS = [
-    p
-    for p in json_files(RESPONSES)
-    if not ("error" in load_json(p) and "output" not in load_json(p) and "type" not in load_json(p))
-]
+
+def _answer(body: dict[str, Any]) -> bool:
+    """A response that is an answer, not an error body."""
+    return "error" not in body or body.get("type") == "message" or "output" in body
+
+
+ANSWERS = [p for p in json_files(RESPONSES) if _answer(load_json(p))]
 PAIRS = [(p, target) for p in ANSWERS for target in TARGETS]
 
 _OPENAI = f"openai {version('openai')}"
@@ -145,6 +157,22 @@ def _calls(messages: Any) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
+def _sdk_accepts(name: str, target: str, body: dict[str, Any]) -> None:
+    """The target SDK's request types take ``body`` (google-genai: its models
+    build it) and its client sends it as it is."""
+    sent = sdk_send(target, body)
+    if target == "google-generative-ai":
+        assert genai_view(sent) == genai_view(body)
+        return
+    assert sent == body
+    if (name, target) in SDK_REJECTS:
+        with pytest.raises(ValidationError):
+            sdk_validate(target, body)
+        return
+    unknown = [p for p in sdk_validate(target, body) if not HOST_REASONING.fullmatch(p)]
+    assert bool(unknown) == ((name, target) in SDK_UNTYPED), unknown
+
+
 @pytest.mark.parametrize(("path", "target"), PAIRS, ids=[f"{body_id(p)}->{t}" for p, t in PAIRS])
 def test_history_continues_on_every_api(path: Any, target: str) -> None:
     source = path.parent.name
@@ -160,14 +188,7 @@ def test_history_continues_on_every_api(path: Any, target: str) -> None:
     wire = encode_request(request, target, provider=provider)
     body = dict(wire.body)
     assert validate_request_body(body, target) == []
-    if target == "google-generative-ai":
-        genai_request(body)  # google-genai's own models read it
-    elif (body_id(path), target) in SDK_REJECTS:
-        with pytest.raises(ValidationError):
-            sdk_validate(target, body)
-    else:
-        unknown = [p for p in sdk_validate(target, body) if not HOST_REASONING.fullmatch(p)]
-        assert bool(unknown) == ((body_id(path), target) in SDK_UNTYPED), unknown
+    _sdk_accepts(body_id(path), target, body)
 
     back = decode_request(body, target, path=wire.path, provider=provider)
     said = _said(back.messages)
@@ -199,7 +220,10 @@ def _histories(draw: st.DrawFn) -> list[Message]:
     messages: list[Message] = []
     calls = 0
     for _ in range(draw(st.integers(1, 3))):
-        messages.append(UserMessage(draw(_words)))
+        text = draw(_words)
+        image = draw(st.sampled_from([None, "iVBORw0KGgo=", "R0lGODlhAQABAAAAACw="]))
+        content = (TextBlock(text), ImageBlock("image/png", image)) if image else text
+        messages.append(UserMessage(content))
         api, provider, model = draw(st.sampled_from(_ISSUERS))
         blocks: list[Any] = []
         if draw(st.booleans()):
@@ -240,3 +264,14 @@ def test_generated_histories_continue_on_every_api(history: list[Message], targe
     assert _calls(back.messages) == _calls(history)
     results = [m.content for m in back.messages if isinstance(m, ToolResultMessage)]
     assert results == [m.content for m in history if isinstance(m, ToolResultMessage)]
+    assert _images(back.messages) == _images(history)
+
+
+def _images(messages: Any) -> list[str | None]:
+    return [
+        b.data
+        for m in messages
+        if isinstance(m, UserMessage) and not isinstance(m.content, str)
+        for b in m.content
+        if isinstance(b, ImageBlock)
+    ]

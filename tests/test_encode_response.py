@@ -181,9 +181,9 @@ def test_foreign_signatures_are_wrapped_in_the_target_field() -> None:
 
     message = AssistantMessage(
         (
-            ThinkingBlock("hmm", "sig-A"),
-            TextBlock("hi", signature="text-sig"),
-            ToolCallBlock("c1", "f", {"a": 1}, '{"a":1}', signature="call-sig"),
+            ThinkingBlock("hmm", "c2lnQQ=="),
+            TextBlock("hi", signature="dGV4dA=="),
+            ToolCallBlock("c1", "f", {"a": 1}, '{"a":1}', signature="Y2FsbA=="),
         ),
         "google-generative-ai",
         "gemini-3",
@@ -195,20 +195,20 @@ def test_foreign_signatures_are_wrapped_in_the_target_field() -> None:
     )
     content = encode_response(message, "anthropic-messages")["content"]
     thinking = unwrap(content[0]["signature"])
-    assert thinking is not None and (thinking.kind, thinking.signature) == ("thinking", "sig-A")
+    assert thinking is not None and (thinking.kind, thinking.signature) == ("thinking", "c2lnQQ==")
     assert thinking.issuer.api == "google-generative-ai" and thinking.issuer.provider == "google"
     turn = unwrap(content[-1]["signature"])  # the piggyback block, after the blocks it signs
     assert content[-1]["type"] == "thinking" and content[-1]["thinking"] == ""
     assert turn is not None and turn.kind == "turn"
-    assert turn.signature == [[1, "text", "text-sig"], [2, "toolcall", "call-sig"]]
+    assert turn.signature == [[1, "text", "dGV4dA=="], [2, "toolcall", "Y2FsbA=="]]
     item = encode_response(message, "openai-responses")["output"][0]
     reasoning = unwrap(item["encrypted_content"])
-    assert reasoning is not None and reasoning.signature == "sig-A"
+    assert reasoning is not None and reasoning.signature == "c2lnQQ=="
     details = encode_response(message, "openai-completions")["choices"][0]["message"]
     entry = details["reasoning_details"][0]
-    assert entry["type"] == "reasoning.encrypted" and unwrap(entry["data"]).signature == "sig-A"  # type: ignore[union-attr]
+    assert entry["type"] == "reasoning.encrypted" and unwrap(entry["data"]).signature == "c2lnQQ=="  # type: ignore[union-attr]
     same = encode_response(message, "google-generative-ai")["candidates"][0]["content"]["parts"]
-    assert [p.get("thoughtSignature") for p in same] == ["sig-A", "text-sig", "call-sig"]
+    assert [p.get("thoughtSignature") for p in same] == ["c2lnQQ==", "dGV4dA==", "Y2FsbA=="]
     anthropic_source = AssistantMessage(
         (ThinkingBlock("x", "anthropic-sig"),),
         "anthropic-messages",

@@ -453,3 +453,15 @@ def test_interleaved_calls_of_a_source_that_ends_blocks_wait_their_turn() -> Non
     assert view.calls == [("c0", "a", {"x": 1}), ("c1", "b", {"y": 2})]
     back = terminal(run_bytes(data, "anthropic-messages")).message
     assert [c.raw_arguments for c in back.tool_calls] == ['{"x":1}', '{"y":2}']
+
+
+def test_a_gemini_signature_that_is_not_base64_still_reaches_the_sdk() -> None:
+    """The SDK fails the whole stream on a thoughtSignature that is not
+    standard base64: such a value goes in an envelope, even for Gemini."""
+    msg = message("google-generative-ai", ThinkingBlock("t", "00000"), TextBlock("a"))
+    data = b"".join(encode_stream(events_of(msg), "google-generative-ai"))
+    assert READERS["google-generative-ai"](data).thinking == "t"
+    thinking = terminal(run_bytes(data, "google-generative-ai")).message.content[0]
+    assert isinstance(thinking, ThinkingBlock)
+    envelope = unwrap(thinking.signature)
+    assert envelope is not None and envelope.signature == "00000"

@@ -419,11 +419,13 @@ def test_multiple_choices_select_one() -> None:
         assert (m.stop_reason, m.raw_stop_reason) == (StopReason.STOP, "stop")
         # Usage covers all choices.
         assert (m.usage.input_tokens, m.usage.output_tokens) == (79, 42)
-    # A choice the stream never had: no content, no stop reason, [DONE] still ends it.
+    # A choice the stream never had is an error naming the choices it had,
+    # never a Done made up from nothing.
     events = run_bytes(fx("openai-multiple-choices-n3"), choice=5)
     end = terminal(events)
-    assert isinstance(end, Done) and end.message.content == ()
-    assert "missing_stop_reason" in diags(events)
+    assert isinstance(end, Error) and end.kind == "protocol"
+    assert end.reason == "choice 5 never appeared; the stream had choices: 0, 1, 2"
+    assert end.message.content == ()
 
 
 @needs_fixtures

@@ -1110,3 +1110,22 @@ def test_gemini_file_data_gets_a_type() -> None:
     sent = encode_request(replace(request, model="gemini-2.5-flash"), "gemini").body
     part = sent["contents"][0]["parts"][0]
     assert part == {"fileData": {"mimeType": "image/png", "fileUri": "https://example.com/cat.png"}}
+
+
+def test_chat_assistant_content_parts() -> None:
+    body = {
+        "messages": [
+            {"role": "user", "content": "q"},
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "a"}, {"type": "refusal", "refusal": "no"}],
+            },
+        ]
+    }
+    turn = _only_turn(decode_request(body, "openai-completions"))
+    assert turn.content == (TextBlock("a"), TextBlock("no", refusal=True))
+    bad = {"messages": [{"role": "assistant", "content": [{"type": "image_url"}]}]}
+    with pytest.raises(
+        ValueError, match=r"^messages\[0\]\.content\[0\]: expected a text or refusal part"
+    ):
+        decode_request(bad, "openai-completions")

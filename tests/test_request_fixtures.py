@@ -32,7 +32,9 @@ from .request_support import (
     JUNK,
     REQUESTS,
     body_id,
+    camel,
     genai_request,
+    genai_view,
     json_files,
     leaves,
     load_json,
@@ -46,35 +48,6 @@ from .support import needs_fixtures
 pytestmark = needs_fixtures
 
 BODIES = json_files(REQUESTS)
-
-#: Structural snake_case keys that real Gemini clients send (google-genai
-#: itself, llm-gemini); the API reads both spellings, the codec writes camelCase.
-GEMINI_SNAKE = {
-    "function_call": "functionCall",
-    "function_response": "functionResponse",
-    "include_thoughts": "includeThoughts",
-    "thinking_level": "thinkingLevel",
-    "response_mime_type": "responseMimeType",
-    "response_schema": "responseSchema",
-    "parameters_json_schema": "parametersJsonSchema",
-    "mime_type": "mimeType",
-    "file_uri": "fileUri",
-}
-
-#: Data the schema and argument objects hold (their keys are not structural).
-_DATA_KEYS = frozenset(("args", "response", "parametersJsonSchema", "responseSchema", "properties"))
-
-
-def _camel(value: Any) -> Any:
-    if isinstance(value, list):
-        return [_camel(v) for v in value]
-    if not isinstance(value, dict):
-        return value
-    out = {}
-    for key, item in value.items():
-        key = GEMINI_SNAKE.get(key, key)
-        out[key] = item if key in _DATA_KEYS else _camel(item)
-    return out
 
 
 def _without_nulls(value: Any) -> Any:
@@ -126,7 +99,7 @@ def _completions(body: dict[str, Any]) -> None:
 
 
 def _google(original: dict[str, Any]) -> dict[str, Any]:
-    body: dict[str, Any] = _camel(original)
+    body: dict[str, Any] = camel(original)
     for tool in body.get("tools", ()):
         for declaration in tool.get("functionDeclarations", ()):
             if declaration.get("description") == "":
@@ -282,7 +255,7 @@ def test_sdk_client_sends_the_encoded_body_unchanged(path: Any) -> None:
         return
     sent = sdk_send(api, encoded)
     if api == "google-generative-ai":
-        sent, encoded = _genai_view(sent), _genai_view(encoded)
+        sent, encoded = genai_view(sent), genai_view(encoded)
     assert sent == encoded
 
 
@@ -294,50 +267,6 @@ GENAI_REJECTS = {
         f"{_GENAI}: safetySettings and schema types as enum numbers (enum-encoding=int)"
     ),
 }
-
-
-def _b64(value: str) -> str:
-    """Thought signatures are proto bytes: google-genai re-encodes the URL-safe
-    alphabet as the standard one (the same bytes)."""
-    return re.sub("=+$", "", value.replace("-", "+").replace("_", "/"))
-
-
-def _upper_types(schema: Any) -> Any:
-    if isinstance(schema, list):
-        return [_upper_types(s) for s in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {k: _upper_types(v) if k in ("items", "anyOf") else v for k, v in schema.items()}
-    if isinstance(schema.get("type"), str):
-        out["type"] = schema["type"].upper()
-    if isinstance(schema.get("properties"), dict):
-        out["properties"] = {k: _upper_types(v) for k, v in schema["properties"].items()}
-    return out
-
-
-def _genai_view(body: dict[str, Any]) -> dict[str, Any]:
-    """What google-genai changes on the way without changing meaning: it
-    writes some structural keys in snake_case, leaves out an empty
-    ``generationConfig``, re-encodes signature bytes, writes the type names
-    of OpenAPI-form schemas (``parameters``, ``responseSchema``) in upper
-    case and adds the response schema's property order as given."""
-    out: dict[str, Any] = _camel(body)
-    if out.get("generationConfig") == {}:
-        del out["generationConfig"]
-    config = out.get("generationConfig") or {}
-    if "responseSchema" in config:
-        schema = config["responseSchema"] = _upper_types(config["responseSchema"])
-        if schema.pop("property_ordering", None) not in (None, list(schema.get("properties", ()))):
-            raise AssertionError("google-genai ordered the properties differently")
-    for tool in out.get("tools", ()):
-        for declaration in tool.get("functionDeclarations", ()):
-            if "parameters" in declaration:
-                declaration["parameters"] = _upper_types(declaration["parameters"])
-    for content in out.get("contents", ()):
-        for part in content.get("parts", ()):
-            if "thoughtSignature" in part:
-                part["thoughtSignature"] = _b64(part["thoughtSignature"])
-    return out
 
 
 def test_genai_models_read_contents_and_config_as_sent() -> None:

@@ -18,6 +18,7 @@ from typing import Any
 from .messages import Message, TextBlock, message_from_dict
 
 __all__ = [
+    "TOOL_CHOICE_MODES",
     "Extra",
     "ProviderTool",
     "Reasoning",

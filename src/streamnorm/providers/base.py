@@ -10,7 +10,16 @@ from typing import Any, ClassVar
 
 from ..builder import MessageBuilder, StopTable
 
-__all__ = ["MAX_COUNT", "Decoder", "as_counts", "as_dict", "as_int", "as_list", "as_str"]
+__all__ = [
+    "MAX_COUNT",
+    "ChoiceTracker",
+    "Decoder",
+    "as_counts",
+    "as_dict",
+    "as_int",
+    "as_list",
+    "as_str",
+]
 
 
 class Decoder:
@@ -35,6 +44,7 @@ class Decoder:
     def __init__(self, builder: MessageBuilder, choice: int = 0) -> None:
         self.builder = builder
         self.choice = choice
+        self.choices = ChoiceTracker(choice)
 
     @classmethod
     def reads(cls, framing: str | None) -> bool:
@@ -54,6 +64,34 @@ class Decoder:
             self.builder.finish()
         else:
             self.builder.fail("truncated", "the stream ended before its terminal event")
+
+
+class ChoiceTracker:
+    """Whether the choice (or candidate) a caller selected ever appeared, and
+    which others did: a selected choice that never appears is an error, never
+    an empty ``Done``. Choice 0 is every stream's default and ends normally
+    when a stream carries no choice at all."""
+
+    __slots__ = ("_others", "selected", "selected_seen")
+
+    def __init__(self, selected: int) -> None:
+        self.selected = selected
+        self.selected_seen = False
+        self._others: set[int] = set()
+
+    def saw(self, index: Any) -> None:
+        """A choice other than the selected one arrived (O(1))."""
+        if type(index) is int and len(self._others) < 64:
+            self._others.add(index)
+
+    def check(self, builder: MessageBuilder, what: str) -> None:
+        """At the terminal: fail the stream when the selected choice never came."""
+        if self.selected == 0 or self.selected_seen or builder.closed:
+            return
+        had = ", ".join(map(str, sorted(self._others))) or "none"
+        builder.fail(
+            "protocol", f"{what} {self.selected} never appeared; the stream had {what}s: {had}"
+        )
 
 
 # Defensive accessors: wire JSON may carry any type in any field. Each returns

@@ -192,6 +192,7 @@ class GoogleDecoder(Decoder):
             self.builder.set_stop_reason(finish, error_reason=message)
 
     def end_of_input(self) -> None:
+        self.choices.check(self.builder, "candidate")
         self._before_terminal()
         super().end_of_input()
 
@@ -200,7 +201,9 @@ class GoogleDecoder(Decoder):
             if type(candidate) is dict:
                 index = candidate.get("index", 0)
                 if index == self.choice and not isinstance(index, bool):
+                    self.choices.selected_seen = True
                     return candidate
+                self.choices.saw(index)
         return None
 
     def _keep_metadata(self, candidate: dict[str, Any]) -> None:

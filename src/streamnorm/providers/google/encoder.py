@@ -12,8 +12,11 @@ carries the finish reason and, for the same issuer, the candidate metadata.
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any
 
+from ...envelope import wrap_bytes
 from ...events import BlockEnd, Error, TextDelta, ThinkingDelta, ToolCallDelta
 from ...messages import (
     AssistantMessage,
@@ -64,18 +67,36 @@ def wire_usage(usage: Usage) -> dict[str, Any]:
     return out
 
 
+def thought_signature(carrier: Carrier, kind: str, signature: str | None) -> str | None:
+    """The ``thoughtSignature`` value: an envelope for a foreign issuer; the
+    issuer's own as it is — unless it is not standard base64, which the SDK
+    rejects for the whole stream: then it goes in an envelope too."""
+    value = carrier.carry(kind, signature, as_bytes=True)
+    if value is None or carrier.foreign or _is_base64(value):
+        return value
+    return wrap_bytes(carrier.issuer, kind, value)
+
+
+def _is_base64(value: str) -> bool:
+    try:
+        base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
 def parts_of(block: ContentBlock, carrier: Carrier) -> list[dict[str, Any]]:
     """A whole block as parts (its text in one part, the signature on it)."""
     if isinstance(block, TextBlock):
         part: dict[str, Any] = {"text": block.text}
-        signature = carrier.carry("text", block.signature, as_bytes=True)
+        signature = thought_signature(carrier, "text", block.signature)
     elif isinstance(block, ThinkingBlock):
         part = {"text": block.thinking, "thought": True}
         kind = "redacted" if block.redacted else "thinking"
-        signature = carrier.carry(kind, block.signature, as_bytes=True)
+        signature = thought_signature(carrier, kind, block.signature)
     elif isinstance(block, ToolCallBlock):
         part = {"functionCall": {"id": block.id, "name": block.name, "args": dict(block.arguments)}}
-        signature = carrier.carry("toolcall", block.signature, as_bytes=True)
+        signature = thought_signature(carrier, "toolcall", block.signature)
     elif block.api == API and block.kind not in _CANDIDATE_FIELDS:
         return [dict(block.data)]
     else:
@@ -171,12 +192,12 @@ class GoogleEncoder(WireEncoder):
             return self._chunk(parts) if parts else b""
         if isinstance(block, ThinkingBlock):
             kind = "redacted" if block.redacted else "thinking"
-            signature = self.carrier.carry(kind, block.signature, as_bytes=True)
+            signature = thought_signature(self.carrier, kind, block.signature)
             if not signature and block.thinking:
                 return b""
             closing: dict[str, Any] = {"text": "", "thought": True}
         else:
-            signature = self.carrier.carry("text", block.signature, as_bytes=True)
+            signature = thought_signature(self.carrier, "text", block.signature)
             if not signature and block.text:
                 return b""
             closing = {"text": ""}

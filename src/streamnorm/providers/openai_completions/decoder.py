@@ -296,6 +296,7 @@ class OpenAICompletionsDecoder(Decoder):
                 if piece is not None:
                     return None  # two kinds of content: _delta orders them
                 piece = (name, item)
+        self.choices.selected_seen = True
         if piece is None:
             return ("", None)  # nothing that changes the message
         if piece[0] == "tool_calls":
@@ -359,7 +360,9 @@ class OpenAICompletionsDecoder(Decoder):
             if type(index) is not int:
                 index = position
             if index == self.choice:
+                self.choices.selected_seen = True
                 return choice
+            self.choices.saw(index)
         return None
 
     def _progress(self, progress: dict[str, Any]) -> None:
@@ -541,6 +544,7 @@ class OpenAICompletionsDecoder(Decoder):
     def _before_terminal(self) -> None:
         """Perplexity's citations join the text block just before the end;
         the reasoning_details signature is brought up to date."""
+        self.choices.check(self.builder, "choice")
         if self.builder.closed:
             return
         if self._signature_stale and self.builder.has(_THINKING):

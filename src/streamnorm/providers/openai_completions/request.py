@@ -325,16 +325,24 @@ def _user_content(value: Any, where: str) -> str | tuple[UserContent, ...]:
     return tuple(_user_block(p, f"{where}[{i}]") for i, p in enumerate(value))
 
 
-def _text_of(value: Any, where: str) -> str:
-    """Assistant ``content``: a string, null, or text parts."""
+_PART_TEXT = {"text": "text", "refusal": "refusal"}
+
+
+def _text_of(value: Any, where: str) -> tuple[str, str]:
+    """Assistant ``content`` (a string, null, or text and refusal parts) as
+    ``(text, refusal)``."""
     if value is None or isinstance(value, str):
-        return value or ""
-    if isinstance(value, list) and all(
-        isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
-        for p in value
-    ):
-        return "".join(p["text"] for p in value)
-    raise fail(where, "a string or text parts", value)
+        return value or "", ""
+    if not isinstance(value, list):
+        raise fail(where, "a string or text parts", value)
+    found = {"text": "", "refusal": ""}
+    for i, part in enumerate(value):
+        kind = part.get("type") if isinstance(part, dict) else None
+        field = _PART_TEXT.get(kind) if isinstance(kind, str) else None
+        if field is None or not isinstance(part.get(field), str):
+            raise fail(f"{where}[{i}]", "a text or refusal part", part)
+        found[field] += part[field]
+    return found["text"], found["refusal"]
 
 
 def _thinking(turn: Turn, m: Fields) -> None:
@@ -380,10 +388,10 @@ def _assistant_message(
 ) -> AssistantMessage | None:
     turn = Turn(API, model, provider)
     _thinking(turn, raw)
-    text = _text_of(raw.pop("content"), f"{where}.content")
+    text, refusal = _text_of(raw.pop("content"), f"{where}.content")
     if text:
         turn.add(TextBlock(text))
-    refusal = raw.typed("refusal", str)
+    refusal += raw.typed("refusal", str) or ""
     if refusal:
         turn.add(TextBlock(refusal, refusal=True))
     calls = raw.pop("tool_calls")
