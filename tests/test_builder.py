@@ -25,7 +25,7 @@ from streamnorm import (
     Usage,
     UsageUpdate,
 )
-from streamnorm.builder import MessageBuilder
+from streamnorm.builder import MergedEntries, MessageBuilder, Pieces
 
 STOPS = {"end": StopReason.STOP, "max": StopReason.LENGTH, "boom": None}
 
@@ -394,3 +394,57 @@ def test_tool_call_opens_once_then_sets_the_identity() -> None:
     (end,) = (e for e in events if isinstance(e, BlockEnd))
     assert isinstance(end.block, ToolCallBlock)
     assert (end.block.id, end.block.name, end.block.arguments) == ("call_0", "get", {})
+
+
+def test_pieces_join_once_on_demand_and_keep_the_join() -> None:
+    pieces = Pieces("a")
+    for n in range(5000):  # past the fold threshold: folded runs, same text
+        pieces.append(str(n % 10))
+    expected = "a" + "".join(str(n % 10) for n in range(5000))
+    assert pieces.text() == expected
+    assert pieces.parts == [expected]  # joined once, kept
+    pieces.append("!")
+    assert pieces.text() == expected + "!" and bool(pieces)
+    assert Pieces().text() == "" and not Pieces()
+
+
+def test_merged_entries_merge_by_index_and_append_only_text_fields() -> None:
+    merged = MergedEntries(frozenset({"text"}))
+    merged.merge({"index": 0, "type": "t", "text": "he", "n": 1})
+    merged.merge({"index": 1, "type": "u"})
+    merged.merge({"index": 0, "text": "llo", "n": 2, "type": None})
+    merged.merge({"text": "no index: a new entry"})
+    merged.merge({"index": 1, "text": "x"})  # no earlier text: replaces
+    assert merged.json() == (
+        '[{"index":0,"type":"t","text":"hello","n":2},'
+        '{"index":1,"type":"u","text":"x"},{"text":"no index: a new entry"}]'
+    )
+    merged.merge({"index": 0, "text": "!"})
+    assert merged.entries()[0]["text"] == "hello!"
+    merged.merge({"index": 0, "text": 5})  # not a string: replaces
+    assert merged.entries()[0]["text"] == 5
+
+
+def test_merge_entry_holds_a_list_for_the_decoder_and_its_json() -> None:
+    b = builder()
+    assert b.merged_json("d") == "[]"
+    b.merge_entry("d", {"index": 0, "text": "a"}, text_fields=frozenset({"text"}))
+    b.merge_entry("d", {"index": 0, "text": "b"})
+    assert b.merged_json("d") == '[{"index":0,"text":"ab"}]'
+
+
+def test_provider_entries_open_the_block_and_merge_into_its_list() -> None:
+    b = builder()
+    b.start()
+    b.provider_entries("x", "executed", "tools", [{"index": 0, "name": "a"}, "junk"])
+    b.provider_entries("x", "executed", "tools", [{"index": 0, "output": "o"}, {"index": 1}])
+    b.open_text("t")
+    b.provider_entries("t", "executed", "tools", [{"index": 0}])  # not a provider block
+    assert diagnostics(drain(b)) == ["unknown_delta"]
+    b.set_stop_reason("end")
+    b.finish()
+    done = drain(b)[-1]
+    assert isinstance(done, Done)
+    assert done.content[0] == ProviderBlock(
+        "test-api", "executed", {"tools": [{"index": 0, "name": "a", "output": "o"}, {"index": 1}]}
+    )
