@@ -274,7 +274,8 @@ def gateway_toml(upstream_url: str, **gateway: Any) -> dict[str, Any]:
     """A configuration (parsed TOML) routing ``<api>.*`` to that API on the fake upstream.
 
     Also: ``fallback.*`` tries a dead port, then a 503 model, then the chat
-    upstream; ``dead.*`` only a dead port; ``named.<short>`` an API's
+    upstream; ``dead.*`` only a dead port; ``keyless.*`` an upstream whose key
+    variable is unset, then the chat upstream; ``named.<short>`` an API's
     upstream under the model ``NAMED_MODELS`` gives.
     """
     dead = f"http://127.0.0.1:{free_port()}"
@@ -289,10 +290,12 @@ def gateway_toml(upstream_url: str, **gateway: Any) -> dict[str, Any]:
     }
     ups["dead"] = {"api": "openai-completions", "base_url": dead, "connect_timeout": 1.0}
     ups["busy"] = {**ups["chat"], "model": "busy-503"}
+    ups["keyless"] = {**ups["chat"], "api_key_env": "UP_KEY_UNSET"}
     routes = [{"models": f"{api}.*", "upstreams": [SHORT[api]]} for api in UPSTREAM_KEYS]
     routes += [
         {"models": "fallback.*", "upstreams": ["dead", "busy", "chat"]},
         {"models": "dead.*", "upstreams": ["dead"]},
+        {"models": "keyless.*", "upstreams": ["keyless", "chat"]},
     ]
     for api, model in NAMED_MODELS.items():
         ups[f"named-{SHORT[api]}"] = {**ups[SHORT[api]], "model": model}

@@ -21,6 +21,7 @@ import botocore.session
 import pytest
 from botocore import parsers
 from botocore.eventstream import EventStream
+from fuzz.check import check
 
 from streamnorm import (
     Done,
@@ -34,6 +35,7 @@ from streamnorm import (
 )
 from streamnorm.apis import resolve_api
 from streamnorm.events import Event
+from streamnorm.eventstream import EventStreamDecoder
 from streamnorm.messages import AssistantMessage
 from streamnorm.sse import SSEDecoder
 
@@ -737,3 +739,99 @@ def test_an_invoke_chunk_that_is_not_base64_json_is_a_diagnostic() -> None:
         "invalid_chunk",
         "unknown_event",
     ]
+
+
+# -- hostile variants of the recordings ------------------------------------------------
+
+_JUNK: list[Any] = [None, -1, 0, 2**70, 1.5, "", "x" * 300, [], {}, [1, {"a": None}], True]
+_NAMES = [
+    "messageStart",
+    "contentBlockStart",
+    "contentBlockDelta",
+    "contentBlockStop",
+    "messageStop",
+    "metadata",
+    "chunk",
+    "somethingNew",
+]
+
+
+def _mutate_json(value: Any, rng: random.Random) -> Any:
+    """``value`` with one node, chosen at random, replaced by junk."""
+    children = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
+    if not children or rng.random() < 0.25 or not isinstance(value, (dict, list)):
+        return rng.choice(_JUNK)
+    key, child = rng.choice(children)
+    if isinstance(child, (dict, list)) and rng.random() < 0.7:
+        value[key] = _mutate_json(child, rng)
+    else:
+        value[key] = rng.choice(_JUNK)
+    return value
+
+
+def _mutate_payload(payload: bytes, rng: random.Random) -> bytes:
+    try:
+        body = json.loads(payload)
+    except ValueError:  # cut by an earlier mutation
+        return payload[: rng.randrange(len(payload) + 1)]
+    if isinstance(body, dict) and isinstance(body.get("bytes"), str) and rng.random() < 0.8:
+        inner = _mutate_json(json.loads(base64.b64decode(body["bytes"])), rng)
+        body["bytes"] = base64.b64encode(json.dumps(inner).encode()).decode()
+        return json.dumps(body).encode()
+    return json.dumps(_mutate_json(body, rng)).encode()
+
+
+def mutate(data: bytes, rng: random.Random) -> bytes:
+    """A hostile variant of a recorded stream: frames dropped, repeated,
+    swapped, renamed, cut or given junk JSON (and framed again, so that the
+    decoders see them), an exception frame put in; then, sometimes, a byte
+    flipped or the whole cut short."""
+    frames: list[tuple[dict[str, Any], bytes]] = [
+        (dict(m.headers), m.payload) for m in EventStreamDecoder().feed(data)
+    ]
+    for _ in range(rng.randint(1, 3)):
+        i = rng.randrange(len(frames))
+        headers, payload = frames[i]
+        op = rng.randrange(7)
+        if op == 0 and len(frames) > 1:
+            del frames[i]
+        elif op == 1:
+            frames.insert(i, frames[i])
+        elif op == 2:
+            j = rng.randrange(len(frames))
+            frames[i], frames[j] = frames[j], frames[i]
+        elif op == 3:
+            frames[i] = (headers, _mutate_payload(payload, rng))
+        elif op == 4:
+            frames[i] = (headers, payload[: rng.randrange(len(payload) + 1)])
+        elif op == 5:
+            frames[i] = ({**headers, ":event-type": rng.choice(_NAMES)}, payload)
+        else:
+            kind = {":message-type": "exception", ":exception-type": "throttlingException"}
+            frames.insert(i, (kind, b'{"message":"slow down"}'))
+    body = b"".join(aws_frame(h, p) for h, p in frames)
+    roll = rng.random()
+    if roll < 0.15:
+        at = rng.randrange(len(body))
+        body = body[:at] + bytes([body[at] ^ (1 << rng.randrange(8))]) + body[at + 1 :]
+    elif roll < 0.3:
+        body = body[: rng.randrange(len(body))]
+    return body
+
+
+@needs_fixtures
+def test_hostile_variants_keep_every_invariant() -> None:
+    """The fuzz harness's invariants (one terminal event, last; Start first;
+    indices dense; every delta in its final block; the same events under
+    other chunkings) on seeded hostile variants of every recording."""
+    paths = [*CONVERSE, *INVOKE]
+    kinds_seen: set[str] = set()
+    for seed in range(160):
+        rng = random.Random(seed)
+        path = paths[seed % len(paths)]
+        data = mutate(path.read_bytes(), rng)
+        api = path.parent.name if seed % 2 else "auto"
+        end = check(data, api, split_seed=seed, byte_at_a_time_max=3000)
+        kinds_seen.add(end.kind if isinstance(end, Error) else "done")
+    # The variants reach every ending, so the invariants are checked on each.
+    assert kinds_seen >= {"done", "upstream", "truncated", "protocol"}, kinds_seen

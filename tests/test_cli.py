@@ -696,3 +696,43 @@ def test_in_process_main_matches(capsys: pytest.CaptureFixture[str]) -> None:
     assert message == json.loads(json.dumps(terminal.message.to_dict()))
     assert main(["normalize", "--api", "nope", "sample:anthropic"]) == 2
     assert "unknown api 'nope'" in capsys.readouterr().err
+
+
+def test_max_stream_bytes_option_applies_and_lifts() -> None:
+    proc = cli("normalize", "--final", "--max-stream-bytes", "100", "sample:anthropic")
+    assert proc.returncode == 1
+    assert "max_stream_bytes" in one_error_line(proc)
+    assert json.loads(proc.stdout)["stop_reason"] == "error"
+    assert cli("render", "--max-stream-bytes", "none", "sample:anthropic").returncode == 0
+    proc = cli("inspect", "--json", "--quick", "--max-stream-bytes", "100", "sample:anthropic")
+    assert json.loads(proc.stdout)["error"]["kind"] == "limit"
+
+
+@needs_fixtures
+def test_a_choice_the_stream_does_not_have_is_an_error_naming_its_choices() -> None:
+    path = FIXTURES / "openai-completions" / "openai-multiple-choices-n3.sse"
+    events = in_process(path.read_bytes(), api="openai-completions", choice=5)
+    end = events[-1]
+    assert end["type"] == "error" and end["kind"] == "protocol", end
+    assert "choice 5" in end["reason"] and "0, 1, 2" in end["reason"]
+    assert end["message"]["content"] == [] and end["message"]["stop_reason"] == "error"
+    proc = cli("normalize", "--final", "--choice", "5", str(path))
+    assert proc.returncode == 1
+    assert "choice 5" in one_error_line(proc) and "0, 1, 2" in one_error_line(proc)
+    for choice in (0, 1, 2):  # every choice it has is still read
+        last = in_process(path.read_bytes(), api="openai-completions", choice=choice)[-1]
+        assert last["type"] == "done" and last["message"]["content"], choice
+
+
+def test_a_choice_absent_from_a_stream_without_done_marker_is_an_error_too() -> None:
+    chunk = {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"content": "hi"}}]}
+    stop = {
+        "id": "c",
+        "model": "m",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+    }
+    body = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in (chunk, stop))
+    assert in_process(body, api="openai-completions", choice=0)[-1]["type"] == "done"
+    end = in_process(body, api="openai-completions", choice=1)[-1]
+    assert end["type"] == "error" and end["kind"] == "protocol"
+    assert "choice 1" in end["reason"] and "choices: 0" in end["reason"]

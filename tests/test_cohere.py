@@ -9,6 +9,7 @@ billed usage.
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -220,3 +221,18 @@ def test_citation_after_its_text_ended_is_backfilled() -> None:
 def test_cut_before_message_end_is_truncated() -> None:
     end_ = failed(run_bytes(sse(START, *text_block(0, "Hel", "lo")), API))
     assert end_.kind == "truncated" and end_.message.content == (TextBlock("Hello"),)
+
+
+@needs_fixtures
+@pytest.mark.parametrize("path", PATHS, ids=fixture_id)
+def test_a_cut_before_message_end_is_truncated_with_a_prefix_of_the_text(path: Path) -> None:
+    data = path.read_bytes()
+    full = terminal(run_bytes(data, API)).message
+    texts = "".join(b.text for b in full.content if isinstance(b, TextBlock))
+    rng = random.Random(path.name)
+    last = data.index(b"}", data.index(b'"type":"message-end"'))  # its data is not whole before
+    for cut in sorted(rng.randrange(0, last) for _ in range(40)):
+        end = failed(run_bytes(data[:cut], API))
+        assert end.kind == "truncated", (cut, end.reason)
+        text = "".join(b.text for b in end.message.content if isinstance(b, TextBlock))
+        assert texts.startswith(text)

@@ -14,9 +14,11 @@
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Iterator
 
 import pytest
+from fuzz.check import InvariantError, check
 
 from streamnorm import Done, Error, Start, TextBlock, normalize
 from streamnorm.framing import sniff_framing
@@ -25,6 +27,8 @@ from .support import (
     assert_chunk_invariant,
     aws_event,
     dicts,
+    extra_api_of,
+    extra_fixture_paths,
     failed,
     load,
     needs_fixtures,
@@ -76,7 +80,7 @@ def test_sniff_at_the_end_of_input() -> None:
     assert sniff_framing(b"da", True) == "sse"  # a field name cut short: a cut stream
     assert sniff_framing(b"hello", True) == "text"
     assert sniff_framing(b"\n\n", True) == "sse"
-    assert sniff_framing(b"\x00\x00", True) == "binary"
+    assert sniff_framing(b"\x00\x00", True) == "eventstream"  # a prelude cut short
 
 
 @pytest.mark.parametrize(
@@ -230,3 +234,44 @@ def test_a_bom_before_ndjson_and_arrays() -> None:
 def test_binary_that_is_no_event_stream_is_refused() -> None:
     end = failed(run_bytes(b"\x00\x01\x02\x03" * 10))
     assert end.kind == "protocol" and "binary" in end.reason
+
+
+_HOSTILE = (b"{", b"}", b"[", b"]", b'"', b"\\", b",", b"\n", b"\r", b"\x00", b"\xff", b"data: ")
+
+
+def _mutate(data: bytes, rng: random.Random) -> bytes:
+    """A byte-level mutation: cut, delete, repeat, insert or swap lines."""
+    i, j = sorted(rng.randrange(0, len(data) + 1) for _ in range(2))
+    op = rng.randrange(5)
+    if op == 0:
+        return data[:j]
+    if op == 1:
+        return data[:i] + data[j:]
+    if op == 2:
+        return data[:j] + data[i:j] + data[j:]
+    if op == 3:
+        return data[:i] + rng.choice(_HOSTILE) * rng.randint(1, 3) + data[i:]
+    lines = data.split(b"\n")
+    a, b = rng.randrange(len(lines)), rng.randrange(len(lines))
+    lines[a], lines[b] = lines[b], lines[a]
+    return b"\n".join(lines)
+
+
+@needs_fixtures
+@pytest.mark.parametrize(
+    "folder", ["ollama-chat", "cohere-chat", "gemini-json-array", "mistral-chat"]
+)
+def test_mutated_recordings_keep_every_invariant(folder: str) -> None:
+    """fuzz.check's invariants (one terminal event, Start first, the same
+    events for every chunking, no decoder error …) on seeded mutations of
+    every recording, read as its api and as auto."""
+    rng = random.Random(folder)
+    for path in extra_fixture_paths(folder):
+        original = path.read_bytes()
+        for n in range(12):
+            data = _mutate(original, rng)
+            for api in (extra_api_of(path), "auto"):
+                try:
+                    check(data, api, split_seed=n)
+                except InvariantError as exc:
+                    raise AssertionError(f"{path.name} mutation {n} as {api}: {exc}") from exc

@@ -208,6 +208,13 @@ def test_a_flipped_crc_byte_is_a_protocol_error(path: Path) -> None:
             assert ours(info.value.messages) == expected[:n]  # type: ignore[arg-type]
             with pytest.raises(EventStreamError):  # unusable afterwards
                 decoder.feed(b"")
+            # Cut into pieces, the frames before come out the same, and the same error.
+            decoder, got = EventStreamDecoder(), []
+            with pytest.raises(EventStreamError) as info:
+                for piece in random_split(_flip(data, at), random.Random(at), 37):
+                    got += ours(decoder.feed(piece))
+            got += ours(info.value.messages)  # type: ignore[arg-type]
+            assert (info.value.kind, info.value.offset, got) == ("protocol", start, expected[:n])
 
 
 @needs_fixtures
@@ -274,6 +281,14 @@ def test_a_frame_over_the_limit_is_refused_from_its_prelude() -> None:
         decoder.feed(_prelude(10**9, 0))  # claims a gigabyte: nothing more is awaited
     assert info.value.kind == "limit"
     assert decoder.buffered == 0
+    # The same prelude a byte at a time: refused at its twelfth byte.
+    decoder = EventStreamDecoder(max_frame_bytes=1024)
+    prelude = _prelude(10**9, 0)
+    for byte in split_every(prelude[:11], 1):
+        assert decoder.feed(byte) == []
+    with pytest.raises(EventStreamError) as info:
+        decoder.feed(prelude[11:] + b"x" * 100)
+    assert (info.value.kind, info.value.offset) == ("limit", 0)
     # A frame at exactly the limit passes.
     exact = aws_frame({}, b"x" * (1024 - 16))
     assert len(decoder_feed(EventStreamDecoder(max_frame_bytes=1024), exact)) == 1

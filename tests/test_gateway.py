@@ -332,6 +332,17 @@ def test_fallbacks_pass_a_dead_and_a_busy_upstream_before_the_first_byte(
     assert line["status"] == 200 and line["output_tokens"] > 0
 
 
+def test_an_upstream_without_its_key_is_skipped(url: str, fake: FakeUpstream) -> None:
+    fake.clear()
+    fake.script(
+        "keyless.ok", fixture_reply("openai-completions", TEXT["openai-completions"], stream=True)
+    )
+    r = post(url, "openai-completions", "keyless.ok")
+    assert r.status_code == 200 and len(fake.received) == 1
+    line = log_for(r.headers["x-request-id"])
+    assert line["attempts"] == ["keyless", "chat"] and line["upstream"] == "chat"
+
+
 def test_a_redirect_is_not_followed(url: str, fake: FakeUpstream) -> None:
     fake.clear()
     fake.script("openai-completions.redirect", Reply(307, [b""], "text/plain"))
@@ -393,24 +404,46 @@ def test_gemini_stream_cut_midway_raises_in_the_sdk(url: str, fake: FakeUpstream
             pass
 
 
-def test_a_client_that_disconnects_closes_the_upstream_within_a_second(
+def test_responses_stream_cut_midway_ends_with_an_error_event_in_sequence(
     url: str, fake: FakeUpstream
 ) -> None:
-    model = "openai-completions.endless"
-    fake.script(model, Reply(200, sse_events(b'data: {"choices":[]}\n\n'), delay=0.05, hang=8.0))
+    model = "openai-responses.cut"
+    fake.script(model, _cut_reply("openai-responses", "text-basic", 5, cut=True))
+    sdk = openai.OpenAI(api_key=GATEWAY_KEY, base_url=url + "/v1", max_retries=0)
+    events = list(sdk.responses.create(model=model, input="hi", stream=True))
+    assert [e.type for e in events[:1]] == ["response.created"] and len(events) == 6
+    last = events[-1]
+    assert last.type == "error" and "connection broke" in last.message
+    assert last.sequence_number == 5
+
+
+@pytest.mark.parametrize("client_api", ["openai-completions", "anthropic-messages"])
+def test_a_client_that_disconnects_closes_the_upstream_within_a_second(
+    url: str, fake: FakeUpstream, client_api: str
+) -> None:
+    """Same API and cross API: the client reads its first bytes and leaves while
+    the upstream keeps streaming; the upstream connection closes under a second."""
+    model = f"openai-completions.endless-{client_api}"
+    events = sse_events(
+        (FIXTURES / "openai-completions" / TEXT["openai-completions"])
+        .with_suffix(".sse")
+        .read_bytes()
+    )
+    fake.script(model, Reply(200, events[:3], delay=0.05, hang=8.0))
     fake.clear()
     with (
         httpx.Client(timeout=WAIT) as client,
         client.stream(
             "POST",
-            url + PATHS["openai-completions"],
-            headers=HEADERS["openai-completions"],
-            json=body_for("openai-completions", model),
+            url + PATHS[client_api],
+            headers=HEADERS[client_api],
+            json=body_for(client_api, model),
         ) as r,
     ):
         assert r.status_code == 200
-        next(r.iter_raw())
-    closed = time.monotonic()
+        chunks = r.iter_raw()
+        assert next(chunks)
+    closed = time.monotonic()  # leaving the block closed the connection
     deadline = closed + 3
     while fake.received[0].closed_at is None and time.monotonic() < deadline:
         time.sleep(0.01)

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import logging
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
-from streamnorm.gateway import load_config, parse_config
+from streamnorm.gateway import create_app, load_config, parse_config
+from streamnorm.gateway.telemetry import LOGGER
 
 from .support import REPO
 
@@ -62,14 +70,6 @@ def test_no_route_is_an_unknown_model() -> None:
             "upstreams.one.base_url",
         ),
         (
-            {
-                "upstreams": {
-                    "one": {"api": "anthropic", "base_url": "http://h", "api_key_env": "UNSET"}
-                }
-            },
-            "upstreams.one.api_key_env",
-        ),
-        (
             {"upstreams": {"one": {"api": "anthropic", "base_url": "http://h", "timeout": 0}}},
             "upstreams.one.timeout",
         ),
@@ -109,6 +109,13 @@ def test_mistakes_raise_naming_the_key(change: dict[str, Any], named: str) -> No
     )
 
 
+def test_an_unset_upstream_key_marks_the_upstream_not_an_error() -> None:
+    c = parse_config(config(), {"GW": "a"})
+    route = c.route("claude-x")
+    assert route is not None and route.upstreams[0].missing_key
+    assert not route.upstreams[1].missing_key  # no api_key_env at all
+
+
 def test_without_keys_env_the_gateway_asks_for_no_key() -> None:
     assert parse_config(config(gateway={}), ENV).keys == frozenset()
 
@@ -127,3 +134,49 @@ def test_the_sample_file_loads(tmp_path: Path) -> None:
     bad.write_text("[gateway\n")
     with pytest.raises(ValueError, match="not valid TOML"):
         load_config(bad, env)
+
+
+def test_serve_reports_a_bad_file_in_one_line_with_exit_status_2(tmp_path: Path) -> None:
+    bad = tmp_path / "gateway.toml"
+    bad.write_text('[upstreams.x]\napi = "nope"\nbase_url = "http://h"\n')
+    for path in (bad, tmp_path / "missing.toml"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "streamnorm", "serve", "--config", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+        )
+        assert proc.returncode == 2
+        assert proc.stderr.startswith("streamnorm: error: ") and proc.stderr.count("\n") == 1
+    assert "upstreams.x.api" in proc.stderr or "missing.toml" in proc.stderr
+
+
+def test_log_content_adds_the_request_body_to_the_log_line() -> None:
+    """Off by default (the other test modules check that no line has content)."""
+    lines: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.getMessage())
+
+    handler = Collect()
+    LOGGER.addHandler(handler)
+    LOGGER.setLevel(logging.INFO)
+    try:
+        only = [{"models": "claude-*", "upstreams": ["one"]}]
+        app = create_app(parse_config(config(gateway={"log_content": True}, routes=only), ENV))
+        body = {"model": "unrouted", "messages": [{"role": "user", "content": "the secret plan"}]}
+        transport = httpx.ASGITransport(app=app)
+
+        async def send() -> httpx.Response:
+            async with httpx.AsyncClient(transport=transport, base_url="http://gw") as client:
+                return await client.post("/v1/chat/completions", json=body)
+
+        response = asyncio.run(send())
+    finally:
+        LOGGER.removeHandler(handler)
+    assert response.status_code == 404
+    [line] = [json.loads(x) for x in lines]
+    assert "the secret plan" in line["content"]["request"]

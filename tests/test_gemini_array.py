@@ -10,6 +10,7 @@ buffer balances braces only, so ``[{…}`` never parses.)
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any, Final
 
@@ -166,3 +167,34 @@ def test_framer_rejects_bytes_after_the_array() -> None:
     with pytest.raises(FramingError) as info:
         framer.feed(b"junk")
     assert info.value.kind == "protocol"
+
+
+def _framer_time(data: bytes, size: int) -> float:
+    framer = JSONValuesFramer(1 << 26)
+    started = time.perf_counter()
+    for i in range(0, len(data), size):
+        framer.feed(data[i : i + size])
+    framer.flush()
+    return time.perf_counter() - started
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        lambda n: b'{"t":"' + b"x" * n + b'"}',
+        lambda n: b'{"t":"' + b'\\\\\\u00e9\\"' * (n // 10) + b'"}',
+        lambda n: b"[" * (n // 4) + b"]" * (n // 4),
+        lambda n: b'{"a":' + b'"}],[{",' * (n // 8) + b"0}",
+    ],
+    ids=["long-string", "escapes", "deep", "brackets-in-strings"],
+)
+def test_framer_cost_is_linear(item: Any) -> None:
+    """n and 4n bytes of one item in 16-byte chunks: the time grows about 4x
+    (asserted loosely, < 8x), never with the square."""
+    n = 128 * 1024
+    small, large = (b"[" + item(k) + b"]" for k in (n, 4 * n))
+    # The best of three runs each, so that a busy machine does not decide.
+    ratio = min(_framer_time(large, 16) for _ in range(3)) / max(
+        min(_framer_time(small, 16) for _ in range(3)), 1e-6
+    )
+    assert ratio < 8, f"x{ratio:.1f} for x4 bytes"

@@ -8,6 +8,8 @@ thinking, tool calls, stop reason and counts.
 from __future__ import annotations
 
 import json
+import random
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,7 @@ from .support import (
     failed,
     fixture_id,
     needs_fixtures,
+    run,
     run_bytes,
 )
 
@@ -215,3 +218,35 @@ def test_a_line_longer_than_max_event_bytes_is_refused() -> None:
 def test_crlf_lines_and_blank_lines_read_the_same() -> None:
     data = ndjson(line("a"), line("b"), END)
     assert run_bytes(data.replace(b"\n", b"\r\n\n"), API) == run_bytes(data, API)
+
+
+def test_a_long_line_in_small_chunks_costs_linear_time() -> None:
+    """n and 4n bytes of one content line in 16-byte chunks: about 4x the
+    time (asserted loosely, < 8x), never the square."""
+
+    def seconds(size: int) -> float:
+        data = ndjson(line("x" * size), END)
+        started = time.perf_counter()
+        run([data[i : i + 16] for i in range(0, len(data), 16)], API)
+        return time.perf_counter() - started
+
+    # The best of three runs each, so that a busy machine does not decide.
+    ratio = min(seconds(4 * 256 * 1024) for _ in range(3)) / max(
+        min(seconds(256 * 1024) for _ in range(3)), 1e-6
+    )
+    assert ratio < 8, f"x{ratio:.1f} for x4 bytes"
+
+
+@needs_fixtures
+@pytest.mark.parametrize("path", [p for p in PATHS if "error" not in p.name], ids=fixture_id)
+def test_a_cut_before_the_done_line_is_truncated_with_a_prefix_of_the_text(path: Path) -> None:
+    data = path.read_bytes()
+    full = done(run_bytes(data, API)).message
+    texts = "".join(b.text for b in full.content if isinstance(b, TextBlock))
+    rng = random.Random(path.name)
+    last = data.rstrip().rindex(b"}")  # the done object ends here
+    for cut in sorted(rng.randrange(0, last) for _ in range(40)):
+        end = failed(run_bytes(data[:cut], API))
+        assert end.kind == "truncated", (cut, end.reason)
+        text = "".join(b.text for b in end.message.content if isinstance(b, TextBlock))
+        assert texts.startswith(text)

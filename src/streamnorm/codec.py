@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from ._json import loads
 from .apis import resolve_spoken_api
+from .events import Event
 from .messages import AssistantMessage, Message
 from .providers.anthropic import request as anthropic_request
 from .providers.anthropic import response as anthropic_response
@@ -33,6 +34,7 @@ __all__ = [
     "decode_response",
     "detect_response_api",
     "encode_request",
+    "response_events",
     "validate_request_body",
 ]
 
@@ -60,7 +62,12 @@ class _RequestCodec(Protocol):
 
 class _ResponseCodec(Protocol):
     def decode_response(
-        self, body: Mapping[str, Any], *, model: str | None = None, provider: str | None = None
+        self,
+        body: Mapping[str, Any],
+        *,
+        model: str | None = None,
+        provider: str | None = None,
+        events: list[Event] | None = None,
     ) -> AssistantMessage: ...
 
 
@@ -164,6 +171,24 @@ def decode_response(
     ``StreamNormalizer``."""
     codec = _RESPONSES[resolve_spoken_api(api)]
     return codec.decode_response(_json_body(body, "response"), model=model, provider=provider)
+
+
+def response_events(
+    body: bytes | str | Mapping[str, Any],
+    api: str,
+    *,
+    model: str | None = None,
+    provider: str | None = None,
+) -> list[Event]:
+    """The canonical events of a non-streaming response: those its streaming
+    form gives, from ``Start`` to the terminal event whose message is
+    :func:`decode_response`'s."""
+    events: list[Event] = []
+    codec = _RESPONSES[resolve_spoken_api(api)]
+    codec.decode_response(
+        _json_body(body, "response"), model=model, provider=provider, events=events
+    )
+    return events
 
 
 def detect_response_api(body: bytes | str) -> str | None:

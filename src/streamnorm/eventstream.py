@@ -37,12 +37,14 @@ the frames before it; the end of the input inside a frame is reported by
 
 Cost: O(len(chunk)) per `feed`. Only a frame cut by a chunk boundary is
 buffered; it is not looked at again until enough bytes for it have arrived,
-and then copied once more with the chunk that completed it. Each frame is
-checksummed twice (prelude and message, ``binascii.crc32``, in C) and
-sliced into header block and payload. Header blocks are parsed in Python,
-so the decoder remembers a few dozen small ones: a stream repeats the same
-three headers on every frame of a type, and those then cost a dictionary
-lookup. `benchmarks/eventstream.py` has the figures.
+then completed from the first bytes of the chunk that brings them, whose
+rest is read in place: every byte is copied once at most (a cut frame's
+twice). Each frame is checksummed twice (prelude and message,
+``binascii.crc32``, in C) and sliced into header block and payload. Header
+blocks are parsed in Python, so the decoder remembers a few dozen small
+ones: a stream repeats the same three headers on every frame of a type, and
+those then cost a dictionary lookup. `benchmarks/eventstream.py` has the
+figures.
 """
 
 from __future__ import annotations
@@ -90,6 +92,8 @@ _OVERHEAD: Final = 16
 _PRELUDE: Final = struct.Struct(">III")
 _U32: Final = struct.Struct(">I")
 _U16: Final = struct.Struct(">H")
+#: A message CRC and the prelude of the frame after it.
+_NEXT: Final = struct.Struct(">IIII")
 #: What the format allows for one frame's headers (the AWS SDKs enforce it).
 _MAX_HEADERS: Final = 128 * 1024
 #: Up to _CACHE header blocks of at most _CACHED_BLOCK bytes are remembered.
@@ -272,61 +276,97 @@ class EventStreamDecoder:
     ) -> tuple[list[RawEvent], _Bad | None]:
         """The whole frames of the input so far, checked, as `feed_raw` gives
         them (and as `EventStreamMessage` values into ``messages`` if given),
-        and the check that failed (None if none did). The start of an unfinished
-        frame waits in _buf, not looked at again until enough bytes for it
-        have arrived."""
+        and the check that failed (None if none did).
+
+        The start of an unfinished frame waits in _buf, not looked at again
+        until enough bytes for it have arrived; then only the bytes that
+        complete it are copied out of the chunk, and the rest of the chunk
+        is read where it is. So each byte is copied once at most, and a
+        frame cut by a chunk boundary twice."""
         if self._error is not None:
             raise self._error
-        buf = self._buf
-        if buf:
-            buf += chunk
-            if len(buf) < max(self._need, 12):
-                return [], None  # still not whole: O(len(chunk))
-            # At least one frame is whole now: the copy costs O(len(chunk) +
-            # that frame), and what is left over comes from this chunk.
-            data = bytes(buf)
-            buf.clear()
-        else:
-            data = chunk
         frames: list[RawEvent] = []
-        pos, bad = self._scan(data, frames, messages)
-        self._offset += pos
-        if bad is None and pos < len(data):
-            buf += data[pos:]  # one frame at most, within the limit (or < 12 bytes)
+        pos = 0
+        if self._buf:
+            try:
+                pos = self._complete(chunk)
+            except _Bad as exc:
+                exc.offset = self._offset
+                return frames, exc
+            if pos < 0:
+                return frames, None  # still not whole: O(len(chunk))
+            head, self._buf = bytes(self._buf), bytearray()
+            end, bad = self._scan(head, 0, self._offset, frames, messages)
+            if bad is not None:
+                return frames, bad
+            self._offset += end
+        base = self._offset - pos  # the stream offset of chunk[0]
+        end, bad = self._scan(chunk, pos, base, frames, messages)
+        if bad is None:
+            self._offset = base + end
+            self._buf += chunk[end:]  # one frame at most, within the limit (or < 12 bytes)
         return frames, bad
 
+    def _complete(self, chunk: bytes) -> int:
+        """Move the bytes of ``chunk`` that complete the frame begun in _buf
+        into _buf; returns how many, or -1 (all of it moved) when the frame
+        is still not whole. Raises `_Bad` for its prelude, once it is whole."""
+        buf = self._buf
+        pos = 0
+        if not self._need:  # the prelude itself is not whole yet
+            pos = min(12 - len(buf), len(chunk))
+            buf += chunk[:pos]
+            if len(buf) < 12:
+                return -1
+            _check_prelude(bytes(buf), 0, self._max)
+            self._need = _U32.unpack_from(buf)[0]
+        take = self._need - len(buf)
+        if take > len(chunk) - pos:
+            buf += chunk[pos:]
+            return -1
+        buf += chunk[pos : pos + take]
+        return pos + take
+
     def _scan(
-        self, data: bytes, frames: list[RawEvent], messages: list[EventStreamMessage] | None
+        self,
+        data: bytes,
+        pos: int,
+        base: int,
+        frames: list[RawEvent],
+        messages: list[EventStreamMessage] | None,
     ) -> tuple[int, _Bad | None]:
-        """Check and cut the whole frames at the start of ``data`` into
+        """Check and cut the whole frames of ``data`` from ``pos`` on into
         ``frames`` (see `_frames`); returns where the first unfinished frame
-        starts and the check that failed. The hot loop: per frame, two CRCs,
-        three slices and a dictionary lookup of the header block, in C."""
-        unpack, word, get, limit = (
-            _PRELUDE.unpack_from,
-            _U32.unpack_from,
-            self._cache.get,
-            self._max,
-        )
+        starts and the check that failed, whose offset is ``base`` (the
+        stream offset of ``data[0]``) plus where it is in ``data``.
+
+        The hot loop: per frame, two CRCs, three slices, one ``unpack`` and a
+        dictionary lookup of the header block, all in C. The one ``unpack``
+        reads a frame's message CRC together with the next frame's prelude,
+        which follows it."""
+        unpack, word, get, limit = _NEXT.unpack_from, _U32.unpack_from, self._cache.get, self._max
         append = frames.append
-        pos, end = 0, len(data)
+        end = len(data)
         self._need = 0
+        if end - pos < 12:
+            return pos, None
+        total, length, crc = _PRELUDE.unpack_from(data, pos)
         try:
-            while end - pos >= 12:
-                total, length, crc = unpack(data, pos)
+            while True:
+                if crc32(data[pos : pos + 8]) != crc or not 16 + length <= total <= limit:
+                    _check_prelude(data, pos, limit)  # raises
                 stop = pos + total
-                if (
-                    stop > end
-                    or crc32(data[pos : pos + 8]) != crc
-                    or not 16 + length <= total <= limit
-                ):
-                    _check_prelude(data, pos, limit)
+                if stop > end:
                     self._need = total  # the prelude holds: the frame is not whole yet
                     break
-                last = stop - 4
-                if crc32(data[pos + 8 : last], crc) != word(data, last)[0]:
+                last, start = stop - 4, pos + 12 + length
+                more = end - stop >= 12
+                if more:  # the message CRC, then the next prelude
+                    check, total, length, following = unpack(data, last)
+                else:
+                    check = word(data, last)[0]
+                if crc32(data[pos + 8 : last], crc) != check:
                     raise _Bad("protocol", "the message CRC does not match")
-                start = pos + 12 + length
                 known = get(data[pos + 12 : start]) or self._learn(data[pos + 12 : start])
                 payload = data[start:last]
                 append(
@@ -335,8 +375,11 @@ class EventStreamDecoder:
                 if messages is not None:
                     messages.append(EventStreamMessage(known[0], payload))
                 pos = stop
+                if not more:
+                    break
+                crc = following
         except _Bad as bad:
-            bad.offset = self._offset + pos
+            bad.offset = base + pos
             return pos, bad
         return pos, None
 
@@ -364,8 +407,9 @@ _Known: TypeAlias = "tuple[Mapping[str, HeaderValue], str, str, bool]"
 
 
 def _check_prelude(data: bytes, pos: int, limit: int) -> None:
-    """Raise the `_Bad` that the prelude at ``pos`` deserves, if any. The CRC
-    comes first: until it holds, the lengths are noise."""
+    """Raise the `_Bad` that the prelude at ``pos`` deserves, if any (the
+    hot loop calls it only for one that fails). The CRC comes first: until
+    it holds, the lengths are noise."""
     total, length, crc = _PRELUDE.unpack_from(data, pos)
     if crc32(data[pos : pos + 8]) != crc:
         raise _Bad("protocol", "the prelude CRC does not match")

@@ -234,9 +234,12 @@ def _line_event(line: bytes) -> RawEvent:
 # JSON values: the items of one top-level array, or a sequence of documents
 
 
-#: Inside a string, the next byte that matters; outside, the next bracket or quote.
+#: Inside a string, the next byte that matters.
 _IN_STRING: Final = re.compile(rb'["\\]')
-_STRUCTURE: Final = re.compile(rb'["\[\]{}]')
+#: A run of bytes that are no bracket, and of whole strings (possessive: no
+#: backtracking, so linear); it stops at a bracket, a string not yet ended,
+#: or a stray backslash.
+_RUN: Final = re.compile(rb'(?:[^"\[\]{}\\]++|"[^"\\]*+(?:\\[\s\S][^"\\]*+)*+")*+')
 #: The end of a bare scalar (number, true, false, null).
 _SCALAR_END: Final = re.compile(rb"[\s,\]\[{}\"]")
 _WS: Final = re.compile(rb"[ \t\r\n]*")
@@ -331,8 +334,9 @@ class JSONValuesFramer:
             self._state = _IN_ITEM
             self._start = self._pos
             self._depth = 0
-            self._in_string = False
+            self._in_string = byte == 0x22  # a string item: read as a string from here
             self._scalar = byte not in b'{["'
+            self._pos += self._in_string
         else:
             # Only the byte itself: what follows it may not have arrived yet,
             # and the reason must not depend on where the chunks end.
@@ -366,17 +370,18 @@ class JSONValuesFramer:
                     self._pos = pos
                     return True
                 continue
-            match = _STRUCTURE.search(buf, pos)
-            if match is None:
+            # Skip, in C, every byte that is no bracket and every whole string.
+            pos = _RUN.match(buf, pos).end()  # type: ignore[union-attr]
+            if pos >= end:
                 self._pos = end
                 return False
-            pos = match.end()
-            byte = buf[pos - 1]
-            if byte == 0x22:  # "
+            byte = buf[pos]
+            pos += 1
+            if byte == 0x22:  # a string that has not ended yet: read it as it arrives
                 self._in_string = True
             elif byte in b"[{":
                 self._depth += 1
-            else:
+            elif byte != 0x5C:  # a backslash outside a string is no structure
                 self._depth -= 1
                 if self._depth <= 0:
                     self._pos = pos

@@ -58,10 +58,18 @@ from .providers import DECODERS, Decoder, detect_api, detect_frame_api, error_bo
 from .providers.base import as_dict, as_str
 from .sse import RawEvent
 
-__all__ = ["DEFAULT_MAX_EVENT_BYTES", "StreamNormalizer", "anormalize", "normalize"]
+__all__ = [
+    "DEFAULT_MAX_EVENT_BYTES",
+    "DEFAULT_MAX_STREAM_BYTES",
+    "StreamNormalizer",
+    "anormalize",
+    "normalize",
+]
 
 DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
-DEFAULT_MAX_STREAM_BYTES: int | None = None
+#: No real answer comes near this (the longest, 128k output tokens as one SSE
+#: event each, is about 30 MB); a stream that would exhaust memory passes it.
+DEFAULT_MAX_STREAM_BYTES = 128 * 1024 * 1024
 DEFAULT_MAX_JSON_DEPTH = 512
 
 #: The framing is decided within this many bytes (the first line, at most).
@@ -91,10 +99,11 @@ class StreamNormalizer:
     it from the first bytes and payload. ``model`` is the model the caller
     asked for, ``provider`` labels the host; both are recorded on the message.
     ``choice`` selects the choice / candidate of an ``n > 1`` stream.
-    ``max_event_bytes`` bounds one line, frame or item and one event's data,
-    ``max_stream_bytes`` (None: unbounded) the whole stream, ``max_json_depth``
-    the nesting of one payload; exceeding any ends the stream with
-    ``Error(kind="limit")`` naming it, in bounded memory.
+    ``max_event_bytes`` (16 MiB) bounds one line, frame or item and one
+    event's data, ``max_stream_bytes`` (128 MiB; None lifts it) the whole
+    stream, ``max_json_depth`` (512) the nesting of one payload; exceeding any
+    ends the stream with ``Error(kind="limit")`` naming it, in bounded memory.
+    No real answer comes near the defaults (docs/robustness.md §2).
     """
 
     def __init__(

@@ -4,11 +4,13 @@ types, the stream a command reads and the few texts several commands print."""
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from ..apis import resolve_api
+from ..apis import APIS, resolve_api
+from ..codec import detect_response_api, response_events
 from ..events import Done, Error, Event
 from ..messages import (
     AssistantMessage,
@@ -18,7 +20,7 @@ from ..messages import (
     ThinkingBlock,
     Usage,
 )
-from ..normalizer import normalize
+from ..normalizer import DEFAULT_MAX_EVENT_BYTES, normalize
 
 if TYPE_CHECKING:
     from ..inline import ToolCallParser
@@ -113,6 +115,13 @@ def whole_number(minimum: int, maximum: int | None = None) -> Callable[[str], in
 nonnegative = whole_number(0)
 
 
+def byte_limit(value: str) -> int | None:
+    """A limit in bytes, or ``none`` for no limit."""
+    if value.strip().lower() == "none":
+        return None
+    return nonnegative(value)
+
+
 # --------------------------------------------------------------------------
 # The stream a command reads
 
@@ -131,19 +140,54 @@ def make_tool_parser(name: str) -> ToolCallParser:
 def event_stream(
     source: Source, args: argparse.Namespace, tool_parser: ToolCallParser | None
 ) -> Iterator[Event]:
-    """The canonical events of ``source`` under the stream options in ``args``."""
-    events: Iterator[Event] = normalize(
-        source.chunks(getattr(args, "chunk_size", READ_SIZE)),
-        args.api,
-        model=args.model,
-        provider=args.provider,
-        choice=args.choice,
-    )
+    """The canonical events of ``source`` under the stream options in ``args``:
+    of a stream, or of a non-streaming JSON response (detected, unless
+    ``--api`` names a read-only api)."""
+    chunks = source.chunks(getattr(args, "chunk_size", READ_SIZE))
+    body, chunks = _whole_json_body(chunks)
+    api = detect_response_api(body) if body is not None else None
+    if args.api != "auto" and api is not None:
+        api = resolve_api(args.api) if resolve_api(args.api) in APIS else None
+    events: Iterator[Event]
+    if body is not None and api in APIS:
+        assert api is not None
+        events = iter(response_events(body, api, model=args.model, provider=args.provider))
+    else:
+        events = normalize(
+            chunks,
+            args.api,
+            model=args.model,
+            provider=args.provider,
+            choice=args.choice,
+            max_stream_bytes=args.max_stream_bytes,
+        )
     if tool_parser is not None:
         from ..inline import NormalizingStream
 
         events = iter(NormalizingStream(events, tool_parser))
     return events
+
+
+#: A non-streaming body is read whole only up to this size; a larger one is
+#: read as a stream (and refused there by the event limit).
+MAX_BODY_BYTES = DEFAULT_MAX_EVENT_BYTES
+
+
+def _whole_json_body(chunks: Iterator[bytes]) -> tuple[bytes | None, Iterator[bytes]]:
+    """The whole input when it is one JSON object (it starts with ``{``, ends
+    with ``}`` and is at most ``MAX_BODY_BYTES``), else None; and the chunks
+    to read the input as a stream from (nothing read is lost)."""
+    held: list[bytes] = []
+    size = 0
+    first = b""  # the input's first byte that is not whitespace
+    for chunk in chunks:
+        held.append(chunk)
+        size += len(chunk)
+        first = first or chunk.lstrip()[:1]
+        if (first and first != b"{") or size > MAX_BODY_BYTES:
+            return None, itertools.chain(held, chunks)
+    body = b"".join(held)
+    return (body if body.rstrip().endswith(b"}") else None), iter(held)
 
 
 def terminal_status(terminal: Done | Error | None, label: str) -> int:

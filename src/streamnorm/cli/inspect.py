@@ -145,7 +145,14 @@ def _split_random(data: bytes, rng: random.Random, max_size: int) -> Iterator[by
 
 def _run(chunks: Iterable[bytes], args: argparse.Namespace) -> list[Event]:
     return list(
-        normalize(chunks, args.api, model=args.model, provider=args.provider, choice=args.choice)
+        normalize(
+            chunks,
+            args.api,
+            model=args.model,
+            provider=args.provider,
+            choice=args.choice,
+            max_stream_bytes=args.max_stream_bytes,
+        )
     )
 
 

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, NoReturn, TypeAlias
 
 from .. import samples
 from ..apis import ALIASES, APIS
-from .common import CLIError, api_arg, nonnegative
+from ..normalizer import DEFAULT_MAX_STREAM_BYTES
+from .common import CLIError, api_arg, byte_limit, nonnegative
 from .output import stdout, write_text
 
 if TYPE_CHECKING:
@@ -92,6 +93,14 @@ class SharedOptions:
             default=0,
             metavar="N",
             help="choice / candidate of an n>1 stream (default 0)",
+        )
+        group.add_argument(
+            "--max-stream-bytes",
+            type=byte_limit,
+            default=DEFAULT_MAX_STREAM_BYTES,
+            metavar="BYTES",
+            help=f"end the stream with a limit error past this many bytes (default "
+            f"{DEFAULT_MAX_STREAM_BYTES}; 'none' lifts the limit)",
         )
         tool_parser = ArgumentParser(add_help=False)
         tool_parser.add_argument(

@@ -55,9 +55,11 @@ class Upstream:
 
     ``model`` replaces the client's model name when set. ``api_key`` is read
     from ``api_key_env`` when the configuration is loaded; it is excluded from
-    ``repr`` so that it cannot reach a log by accident. ``provider`` defaults
-    to the host of ``base_url`` (``integrations.hosts``): it issues the opaque
-    state of its answers, which sanitize returns to that host only.
+    ``repr`` so that it cannot reach a log by accident. An upstream whose
+    variable is unset is skipped like an unreachable one (``missing_key``), so
+    one file can name more hosts than a deployment has keys for. ``provider``
+    defaults to the host of ``base_url`` (``integrations.hosts``): it issues
+    the opaque state of its answers, which sanitize returns to that host only.
     """
 
     name: str
@@ -74,6 +76,10 @@ class Upstream:
     def __post_init__(self) -> None:
         if self.provider is None:
             object.__setattr__(self, "provider", provider_for_url(self.base_url))
+
+    @property
+    def missing_key(self) -> bool:
+        return self.api_key_env is not None and not self.api_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,9 +192,7 @@ def _upstream(name: str, table: Mapping[str, Any], env: Mapping[str, str]) -> Up
     if parts.scheme not in ("http", "https") or not parts.hostname or parts.query:
         raise ValueError(f"{where}base_url: {base_url!r} must be an http(s) URL without a query")
     key_env = _str(table, "api_key_env", where)
-    key = env.get(key_env) if key_env else None
-    if key_env and not key:
-        raise ValueError(f"{where}api_key_env: environment variable {key_env} is not set")
+    key = (env.get(key_env) or None) if key_env else None
     headers = _table(table, "headers", f"{where}headers")
     for hname, value in headers.items():
         if not isinstance(value, str):

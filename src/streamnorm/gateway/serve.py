@@ -47,7 +47,12 @@ def _log_to_stderr() -> None:
 
 def run(config: str, *, host: str, port: int, workers: int, log_level: str = "info") -> None:
     """Serve ``config`` until interrupted; ``OSError``/``ValueError`` for a bad file."""
-    load_config(config)
+    checked = load_config(config)
+    missing = sorted(
+        {u.api_key_env or "" for r in checked.routes for u in r.upstreams if u.missing_key}
+    )
+    for name in missing:
+        print(f"streamnorm: warning: {name} is not set: its upstreams are skipped", file=sys.stderr)
     os.environ[CONFIG_ENV] = os.path.abspath(config)
     uvicorn.run(
         "streamnorm.gateway.serve:app_from_env",

@@ -163,6 +163,11 @@ async def open_first(
     attempts: list[str] = []
     for upstream in upstreams:
         attempts.append(upstream.name)
+        if upstream.missing_key:
+            failure = GatewayError(
+                502, f"upstream {upstream.name} has no key: {upstream.api_key_env} is not set"
+            )
+            continue
         request = build(upstream)
         for _ in range(2):
             result = await _attempt(client, upstream, request)

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from .._json import dumps_compact, loads
 from ..builder import MessageBuilder
 from ..envelope import Envelope, Issuer, unwrap
+from ..events import Event
 from ..messages import (
     AssistantMessage,
     ContentBlock,
@@ -303,11 +304,13 @@ def drive(
     model: str | None = None,
     provider: str | None = None,
     done: bool = False,
+    events: list[Event] | None = None,
 ) -> AssistantMessage:
     """The message a stream decoder builds from ``payloads`` (the events the
     streaming form of a non-streaming answer would carry), then ``[DONE]``
     (with ``done``) or the end of input: the one accumulator and the one
-    mapping for both forms, so the two give the same message."""
+    mapping for both forms, so the two give the same message. The canonical
+    events of that reading are appended to ``events`` when it is given."""
     builder = MessageBuilder(
         decoder_class.api,
         model=model,
@@ -324,6 +327,8 @@ def drive(
         decoder.done_marker()
     if not builder.closed:
         decoder.end_of_input()
+    if events is not None:
+        events.extend(builder.events)
     return builder.message
 
 

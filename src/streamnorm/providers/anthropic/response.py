@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...events import Event
 from ...messages import AssistantMessage
 from ..base import as_dict, as_list
 from ..codecbase import drive
@@ -42,8 +43,12 @@ def _events(body: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 
 
 def decode_response(
-    body: Mapping[str, Any], *, model: str | None = None, provider: str | None = None
+    body: Mapping[str, Any],
+    *,
+    model: str | None = None,
+    provider: str | None = None,
+    events: list[Event] | None = None,
 ) -> AssistantMessage:
     """The message of a Messages API response body (its usage is the final
     one: the ``message_start`` of the replay carries it whole)."""
-    return drive(AnthropicDecoder, _events(body), model=model, provider=provider)
+    return drive(AnthropicDecoder, _events(body), model=model, provider=provider, events=events)

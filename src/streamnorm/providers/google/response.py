@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...events import Event
 from ...messages import AssistantMessage
 from ..base import as_dict, as_list
 from ..codecbase import drive
@@ -52,6 +53,12 @@ def _candidate(candidate: dict[str, Any]) -> dict[str, Any]:
 
 
 def decode_response(
-    body: Mapping[str, Any], *, model: str | None = None, provider: str | None = None
+    body: Mapping[str, Any],
+    *,
+    model: str | None = None,
+    provider: str | None = None,
+    events: list[Event] | None = None,
 ) -> AssistantMessage:
-    return drive(GoogleDecoder, [("message", _named(body))], model=model, provider=provider)
+    return drive(
+        GoogleDecoder, [("message", _named(body))], model=model, provider=provider, events=events
+    )

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...events import Event
 from ...messages import AssistantMessage
 from ..base import as_dict, as_list
 from ..codecbase import drive
@@ -45,10 +46,19 @@ def _chunk(body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def decode_response(
-    body: Mapping[str, Any], *, model: str | None = None, provider: str | None = None
+    body: Mapping[str, Any],
+    *,
+    model: str | None = None,
+    provider: str | None = None,
+    events: list[Event] | None = None,
 ) -> AssistantMessage:
     decoder_events = [("message", _chunk(body))]
     message = drive(
-        OpenAICompletionsDecoder, decoder_events, model=model, provider=provider, done=True
+        OpenAICompletionsDecoder,
+        decoder_events,
+        model=model,
+        provider=provider,
+        done=True,
+        events=events,
     )
     return message
