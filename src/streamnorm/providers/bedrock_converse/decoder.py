@@ -21,7 +21,7 @@ from typing import Any
 from ..._json import dumps_compact
 from ...builder import MessageBuilder
 from ...messages import StopReason, Usage
-from ..base import Decoder, as_dict, as_int, as_list, as_str
+from ..base import Decoder, as_dict, as_int, as_list, as_str, error_of
 
 __all__ = ["STOP_TABLE", "BedrockConverseDecoder", "fail_upstream"]
 
@@ -49,7 +49,7 @@ def fail_upstream(builder: MessageBuilder, name: str, payload: dict[str, Any]) -
     ``Error(upstream)``, the type as ``code``."""
     kind, _, code = name.partition(":")
     error = as_dict(payload.get("error"))
-    reason = as_str(error.get("message")) or as_str(error.get("Message"))
+    reason, _ = error_of(error, default=as_str(error.get("Message")), codes=())
     builder.fail("upstream", reason or f"{code or 'unnamed'} {kind}", code or None)
 
 

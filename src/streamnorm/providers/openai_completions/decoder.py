@@ -35,7 +35,7 @@ from typing import Any
 from ..._json import dumps_compact
 from ...builder import MessageBuilder
 from ...messages import StopReason, Usage
-from ..base import Decoder, as_dict, as_int, as_list, as_str
+from ..base import Decoder, as_dict, as_int, as_list, as_str, error_of
 
 __all__ = ["OpenAICompletionsDecoder", "to_usage"]
 
@@ -136,20 +136,16 @@ def to_usage(raw: dict[str, Any]) -> Usage:
 def error_reason(error: Any) -> tuple[str, str | None]:
     """``(reason, code)`` of a wire error object (§8): the message, with
     OpenRouter's ``metadata.raw`` and Groq's ``failed_generation`` appended."""
-    if isinstance(error, str):
-        return error or "error", None
+    message, code = error_of(error)
     err = as_dict(error)
-    parts = [as_str(err.get("message")) or "error"]
+    parts = [message]
     for extra in (as_dict(err.get("metadata")).get("raw"), err.get("failed_generation")):
         if isinstance(extra, str):
             if extra:
                 parts.append(extra)
         elif extra is not None:
             parts.append(dumps_compact(extra))
-    code = err.get("code")
-    if code is None or code == "":
-        code = err.get("type")
-    return "\n".join(parts), (str(code) if code is not None and code != "" else None)
+    return "\n".join(parts), code
 
 
 def _has_content(delta: dict[str, Any]) -> bool:
@@ -315,7 +311,8 @@ class OpenAICompletionsDecoder(Decoder):
 
     def _piece(self, field: str, value: Any) -> None:
         if field == "content":
-            self._text(_TEXT, value)
+            if value:  # (_text, inlined: the commonest chunk of all)
+                self.builder.text(_TEXT, value)
         elif field == "tool_calls":
             call, fragment = value
             self._arguments(("tool", call), fragment)
@@ -411,7 +408,7 @@ class OpenAICompletionsDecoder(Decoder):
     # Blocks
 
     def _text(self, key: str, text: str) -> None:
-        if text:
+        if text:  # an empty piece opens nothing
             self.builder.text(key, text)
 
     def _thinking(self, delta: dict[str, Any], parts: list[Any]) -> None:
