@@ -25,7 +25,7 @@ from streamnorm import (
     Usage,
     UsageUpdate,
 )
-from streamnorm.builder import MessageBuilder
+from streamnorm.builder import MergedEntries, MessageBuilder, Pieces
 
 STOPS = {"end": StopReason.STOP, "max": StopReason.LENGTH, "boom": None}
 
@@ -336,3 +336,115 @@ def test_fail_is_a_terminal_error_of_that_kind(kind: str) -> None:
     events = drain(b)
     assert isinstance(events[-1], Error) and kinds(events) == ["Start", "Error"]
     assert (events[-1].kind, events[-1].code, events[-1].message.error) == (kind, "code", "why")
+
+
+def test_text_opens_the_block_under_a_new_key_and_appends_after() -> None:
+    b = builder()
+    b.start()
+    b.text("r", "", refusal=True)  # opens, even without text
+    b.text("t", "a")
+    b.text("t", "b")
+    b.end_block("t")
+    b.text("t", "late")  # an ended block is not reopened
+    events = drain(b)
+    assert [(type(e).__name__, getattr(e, "index", None)) for e in events[1:]] == [
+        ("TextDelta", 1),
+        ("TextDelta", 1),
+        ("BlockEnd", 1),
+        ("NormalizationError", None),
+    ]
+    assert diagnostics(events) == ["delta_for_unknown_block"]
+    b.set_stop_reason("end")
+    b.finish()
+    done = drain(b)[-1]
+    assert isinstance(done, Done)
+    assert done.content == (TextBlock("", refusal=True), TextBlock("ab"))
+
+
+def test_thinking_opens_with_its_signature_and_signs_an_open_block_after_the_text() -> None:
+    b = builder()
+    b.start()
+    b.thinking("k", "hm", signature="s1")
+    b.thinking("k", "more", signature="s2")
+    b.thinking("k", "still")
+    b.thinking("k", "", signature="s2")  # unchanged: nothing
+    assert drain(b)[1:] == [
+        ThinkingDelta(0, "hm", "s1"),
+        ThinkingDelta(0, "more", None),
+        ThinkingDelta(0, "", "s2"),
+        ThinkingDelta(0, "still", None),
+    ]
+    b.open_text("x")
+    b.thinking("x", "no")  # a text block under that key: reported, not reopened
+    assert diagnostics(drain(b)) == ["unknown_delta"]
+
+
+def test_tool_call_opens_once_then_sets_the_identity() -> None:
+    b = builder()
+    b.start()
+    b.tool_call("f", synthesize_id=True)
+    b.tool_call("f", name="get")
+    b.tool_call("f", name="other", synthesize_id=True)
+    b.append_arguments("f", "{}")
+    b.end_block("f")
+    events = drain(b)
+    assert diagnostics(events) == ["tool_name_changed"]
+    opened = [e for e in events if isinstance(e, ToolCallDelta)]
+    assert len(opened) == 2 and opened[0].id == opened[1].id == "call_0"
+    (end,) = (e for e in events if isinstance(e, BlockEnd))
+    assert isinstance(end.block, ToolCallBlock)
+    assert (end.block.id, end.block.name, end.block.arguments) == ("call_0", "get", {})
+
+
+def test_pieces_join_once_on_demand_and_keep_the_join() -> None:
+    pieces = Pieces("a")
+    for n in range(5000):  # past the fold threshold: folded runs, same text
+        pieces.append(str(n % 10))
+    expected = "a" + "".join(str(n % 10) for n in range(5000))
+    assert pieces.text() == expected
+    assert pieces.parts == [expected]  # joined once, kept
+    pieces.append("!")
+    assert pieces.text() == expected + "!" and bool(pieces)
+    assert Pieces().text() == "" and not Pieces()
+
+
+def test_merged_entries_merge_by_index_and_append_only_text_fields() -> None:
+    merged = MergedEntries(frozenset({"text"}))
+    merged.merge({"index": 0, "type": "t", "text": "he", "n": 1})
+    merged.merge({"index": 1, "type": "u"})
+    merged.merge({"index": 0, "text": "llo", "n": 2, "type": None})
+    merged.merge({"text": "no index: a new entry"})
+    merged.merge({"index": 1, "text": "x"})  # no earlier text: replaces
+    assert merged.json() == (
+        '[{"index":0,"type":"t","text":"hello","n":2},'
+        '{"index":1,"type":"u","text":"x"},{"text":"no index: a new entry"}]'
+    )
+    merged.merge({"index": 0, "text": "!"})
+    assert merged.entries()[0]["text"] == "hello!"
+    merged.merge({"index": 0, "text": 5})  # not a string: replaces
+    assert merged.entries()[0]["text"] == 5
+
+
+def test_merge_entry_holds_a_list_for_the_decoder_and_its_json() -> None:
+    b = builder()
+    assert b.merged_json("d") == "[]"
+    b.merge_entry("d", {"index": 0, "text": "a"}, text_fields=frozenset({"text"}))
+    b.merge_entry("d", {"index": 0, "text": "b"})
+    assert b.merged_json("d") == '[{"index":0,"text":"ab"}]'
+
+
+def test_provider_entries_open_the_block_and_merge_into_its_list() -> None:
+    b = builder()
+    b.start()
+    b.provider_entries("x", "executed", "tools", [{"index": 0, "name": "a"}, "junk"])
+    b.provider_entries("x", "executed", "tools", [{"index": 0, "output": "o"}, {"index": 1}])
+    b.open_text("t")
+    b.provider_entries("t", "executed", "tools", [{"index": 0}])  # not a provider block
+    assert diagnostics(drain(b)) == ["unknown_delta"]
+    b.set_stop_reason("end")
+    b.finish()
+    done = drain(b)[-1]
+    assert isinstance(done, Done)
+    assert done.content[0] == ProviderBlock(
+        "test-api", "executed", {"tools": [{"index": 0, "name": "a", "output": "o"}, {"index": 1}]}
+    )

@@ -26,6 +26,7 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from ._json import dumps_compact
 from .events import (
     BlockEnd,
     Done,
@@ -53,7 +54,14 @@ from .messages import (
 )
 from .partial_json import ArgumentBuffer, parse_final_arguments, parse_partial_json
 
-__all__ = ["CallIdFactory", "MessageBuilder", "StopTable", "synthetic_call_id"]
+__all__ = [
+    "CallIdFactory",
+    "MergedEntries",
+    "MessageBuilder",
+    "Pieces",
+    "StopTable",
+    "synthetic_call_id",
+]
 
 #: A wire API's stop values: canonical reason, or ``None`` for values that
 #: mean "the generation failed" and end the stream with ``Error(upstream)``.
@@ -91,10 +99,10 @@ class _Block:
         "default_args",
         "ended",
         "final",
-        "folded",
         "id",
         "index",
         "kind",
+        "merged",
         "name",
         "parts",
         "provider_kind",
@@ -108,9 +116,9 @@ class _Block:
     def __init__(self, index: int, kind: str) -> None:
         self.index = index
         self.kind = kind
-        self.parts: list[str] = []  # text / thinking fragments; provider JSON input
-        self.texts: dict[str, list[str]] | None = None  # provider string fields appended to
-        self.folded = 0  # parts[:folded] are joined runs of fragments (_add_part)
+        self.parts = Pieces()  # text / thinking fragments; provider JSON input
+        self.texts: dict[str, Pieces] | None = None  # provider string fields appended to
+        self.merged: dict[str, MergedEntries] | None = None  # provider list fields merged into
         self.signature: str | None = None
         self.citations: list[Any] = []
         self.refusal = False
@@ -127,25 +135,109 @@ class _Block:
         self.final: ContentBlock | None = None
 
 
-#: Fragments are joined every this many, so that a block's text costs about
-#: its own size however small its deltas are (a list of 100-character
-#: strings takes ~1.6x their text, of 10-character ones ~6x).
+#: Fragments are joined every this many, so that a text costs about its own
+#: size however small its pieces are (a list of 100-character strings takes
+#: ~1.6x their text, of 10-character ones ~6x).
 _FOLD_PARTS = 2048
 
 
-def _add_part(block: _Block, text: str) -> None:
-    block.parts.append(text)
-    if len(block.parts) - block.folded >= _FOLD_PARTS:
-        _fold(block)
+class Pieces:
+    """A string that arrives in pieces: :meth:`append` is O(len(piece)) and
+    :meth:`text` joins once, on demand, keeping the join (a second call costs
+    nothing until more pieces come). Every character is copied at most once
+    by a fold and once by the final join, so a whole text costs O(its length)
+    however many pieces it comes in."""
+
+    __slots__ = ("folded", "parts")
+
+    def __init__(self, first: str = "") -> None:
+        self.parts: list[str] = [first] if first else []
+        self.folded = 0  # parts[:folded] are joined runs of pieces
+
+    def append(self, piece: str) -> None:
+        # (Inlined in MessageBuilder.append_text, the hot path: keep in step.)
+        self.parts.append(piece)
+        if len(self.parts) - self.folded >= _FOLD_PARTS:
+            self.fold()
+
+    def fold(self) -> None:
+        """Join the pieces after the last joined run into one string."""
+        parts = self.parts
+        start = min(self.folded, len(parts))
+        parts[start:] = ["".join(parts[start:])]
+        self.folded = start + 1
+
+    def text(self) -> str:
+        parts = self.parts
+        if len(parts) > 1:
+            parts[:] = ["".join(parts)]
+            self.folded = 1
+        return parts[0] if parts else ""
+
+    def __bool__(self) -> bool:
+        return bool(self.parts)
 
 
-def _fold(block: _Block) -> None:
-    """Join the fragments after the last joined run into one string: every
-    character is copied once here and once by the final join (linear)."""
-    parts = block.parts
-    start = min(block.folded, len(parts))
-    parts[start:] = ["".join(parts[start:])]
-    block.folded = start + 1
+class MergedEntries:
+    """A list of JSON objects whose entries arrive in pieces, merged by their
+    ``index`` (OpenRouter ``reasoning_details``, Groq ``executed_tools``).
+
+    A later entry with the index of an earlier one merges into it: a non-null
+    field replaces the earlier value, except that a string in one of
+    ``text_fields`` is appended to the earlier string (as :class:`Pieces`, so
+    that a long text streamed in many entries costs O(its length)). An entry
+    without an integer index is a new entry. :meth:`entries` and :meth:`json`
+    join on demand; :meth:`json` is kept until the next merge."""
+
+    __slots__ = ("_entries", "_json", "_pieces", "_positions", "_text_fields")
+
+    def __init__(self, text_fields: frozenset[str] = frozenset()) -> None:
+        self._entries: list[dict[str, Any]] = []
+        self._positions: dict[int, int] = {}
+        self._pieces: dict[tuple[int, str], Pieces] = {}  # text fields not joined yet
+        self._text_fields = text_fields
+        self._json: str | None = None
+
+    def merge(self, entry: Mapping[str, Any]) -> None:
+        """O(size of ``entry``), amortised."""
+        self._json = None
+        index = entry.get("index")
+        position = self._positions.get(index) if type(index) is int else None
+        if position is None:
+            if type(index) is int:
+                self._positions[index] = len(self._entries)
+            self._entries.append(dict(entry))
+            return
+        current = self._entries[position]
+        for field, value in entry.items():
+            if (
+                field in self._text_fields
+                and isinstance(value, str)
+                and isinstance(current.get(field), str)
+            ):
+                pieces = self._pieces.get((position, field))
+                if pieces is None:
+                    pieces = self._pieces[position, field] = Pieces(current[field])
+                pieces.append(value)
+            elif value is not None:
+                current[field] = value
+                self._pieces.pop((position, field), None)
+
+    def entries(self) -> list[dict[str, Any]]:
+        """The merged list (shared, not a copy: read it, don't keep it)."""
+        for (position, field), pieces in self._pieces.items():
+            self._entries[position][field] = pieces.text()
+        self._pieces.clear()
+        return self._entries
+
+    def json(self) -> str:
+        """The merged list serialised compactly (a signature)."""
+        if self._json is None:
+            self._json = dumps_compact(self.entries())
+        return self._json
+
+    def __bool__(self) -> bool:
+        return bool(self._entries)
 
 
 class MessageBuilder:
@@ -182,6 +274,7 @@ class MessageBuilder:
         self._implicit_end = blocks_end_implicitly
         self._blocks: list[_Block] = []
         self._keys: dict[Hashable, _Block] = {}
+        self._merged: dict[Hashable, MergedEntries] = {}  # lists held for the decoder
         self._tool_calls = 0
         self._call_id = call_id
         self._used_ids: set[str] = set()
@@ -345,12 +438,13 @@ class MessageBuilder:
     def append_text(self, key: Hashable, delta: str) -> None:
         block = self._keys.get(key)
         if block is not None and block.kind == _TEXT and not block.ended and delta:
-            # The hot path of every text-heavy stream: two appends. (_add_part,
+            # The hot path of every text-heavy stream: two appends. (Pieces.append,
             # inlined: the call alone is ~2 % of a text event.)
-            parts = block.parts
+            pieces = block.parts
+            parts = pieces.parts
             parts.append(delta)
-            if len(parts) - block.folded >= _FOLD_PARTS:
-                _fold(block)
+            if len(parts) - pieces.folded >= _FOLD_PARTS:
+                pieces.fold()
             self.events.append(text_delta(block.index, delta))
             return
         block = self._get(key, "text")
@@ -359,7 +453,7 @@ class MessageBuilder:
         if block.kind != _TEXT:
             self.diagnostic("unknown_delta", f"text for a {block.kind} block", delta)
             return
-        _add_part(block, delta)
+        block.parts.append(delta)
         self.events.append(text_delta(block.index, delta))
 
     def append_thinking(self, key: Hashable, delta: str, *, signature: str | None = None) -> None:
@@ -372,7 +466,7 @@ class MessageBuilder:
             and delta
             and not (signature or block.ended or block.redacted)
         ):  # the hot path of reasoning streams
-            _add_part(block, delta)
+            block.parts.append(delta)
             self.events.append(thinking_delta(block.index, delta, None))
             return
         block = self._get(key, "thinking")
@@ -383,9 +477,49 @@ class MessageBuilder:
             return
         self._thinking(block, delta, signature or None)
 
+    # Appends keyed by the wire's own part key: the block opens at the first
+    # append under a key never used (has() false); after that they are the
+    # plain appends, with their diagnostics for a block that has ended.
+
+    def text(self, key: Hashable, delta: str, *, refusal: bool = False) -> None:
+        """Append text to the text block ``key``, opened (``refusal`` marking a
+        refusal) if no block was ever opened under ``key``, even for an empty
+        ``delta``."""
+        if key not in self._keys:
+            self.open_text(key, refusal=refusal)
+        self.append_text(key, delta)
+
+    def thinking(self, key: Hashable, delta: str, *, signature: str | None = None) -> None:
+        """Append reasoning text to the thinking block ``key``, opened with the
+        text and ``signature`` if no block was ever opened under ``key``. On an
+        existing block a non-empty ``signature`` is set after the text, with
+        its own ``ThinkingDelta`` when it changes (:meth:`set_signature`)."""
+        if key not in self._keys:
+            self.open_thinking(key, text=delta, signature=signature)
+            return
+        self.append_thinking(key, delta)
+        if signature:
+            self.set_signature(key, signature)
+
+    def tool_call(
+        self,
+        key: Hashable,
+        *,
+        id: str | None = None,
+        name: str | None = None,
+        synthesize_id: bool = False,
+    ) -> None:
+        """The tool call ``key``: opened (:meth:`open_tool_call`) if no block was
+        ever opened under ``key``, else given this id and name
+        (:meth:`set_tool_identity`)."""
+        if key not in self._keys:
+            self.open_tool_call(key, id=id, name=name, synthesize_id=synthesize_id)
+        else:
+            self.set_tool_identity(key, id, name)
+
     def _thinking(self, block: _Block, delta: str, signature: str | None) -> None:
         if delta:
-            _add_part(block, delta)
+            block.parts.append(delta)
         if signature is not None and signature != block.signature:
             block.signature = signature
         else:
@@ -457,7 +591,7 @@ class MessageBuilder:
         if block is None or not fragment:
             return
         if block.kind == _PROVIDER:
-            _add_part(block, fragment)
+            block.parts.append(fragment)
         elif block.args is not None:
             end = block.args.append(fragment)
             self.events.append(
@@ -515,8 +649,45 @@ class MessageBuilder:
                 kind = type(current).__name__
                 self.diagnostic("unknown_delta", f"text for the {kind} {field!r} of a block", text)
                 return
-            pieces = block.texts[field] = [current] if current else []
+            pieces = block.texts[field] = Pieces(current or "")
         pieces.append(text)
+
+    def provider_entries(self, key: Hashable, kind: str, field: str, entries: list[Any]) -> None:
+        """Entries of the list ``field`` of provider block ``key`` (opened as
+        ``kind`` if no block was ever opened under ``key``), merged by index
+        into the entries before them (:class:`MergedEntries`); entries that
+        are not objects are skipped. O(size of the entries)."""
+        if key not in self._keys:
+            self.open_provider(key, kind, {})
+        block = self._keys[key]
+        if block.kind != _PROVIDER or block.ended:
+            self.diagnostic("unknown_delta", f"{field} for a {block.kind} block")
+            return
+        if block.merged is None:
+            block.merged = {}
+        merged = block.merged.get(field)
+        if merged is None:
+            merged = block.merged[field] = MergedEntries()
+        for entry in entries:
+            if isinstance(entry, dict):
+                merged.merge(entry)
+
+    def merge_entry(
+        self, name: Hashable, entry: Mapping[str, Any], *, text_fields: frozenset[str] = frozenset()
+    ) -> None:
+        """An entry of the list ``name`` held for the decoder (a signature made
+        of entries that arrive in pieces), merged by index
+        (:class:`MergedEntries`; ``text_fields`` are given by the first call)."""
+        merged = self._merged.get(name)
+        if merged is None:
+            merged = self._merged[name] = MergedEntries(text_fields)
+        merged.merge(entry)
+
+    def merged_json(self, name: Hashable) -> str:
+        """The list ``name`` as merged so far, serialised compactly (``[]`` when
+        nothing was merged); joined only when it changed since the last call."""
+        merged = self._merged.get(name)
+        return merged.json() if merged is not None else "[]"
 
     def set_provider_data(self, key: Hashable, data: Mapping[str, Any]) -> None:
         block = self._keys.get(key)
@@ -561,7 +732,7 @@ class MessageBuilder:
             block.args = ArgumentBuffer()
             block.args.append(full)
         else:
-            block.parts = [full]
+            block.parts = Pieces(full)
 
     def text_of(self, key: Hashable) -> str:
         block = self._keys.get(key)
@@ -571,9 +742,7 @@ class MessageBuilder:
     def _text_of(block: _Block) -> str:
         if block.args is not None:
             return block.args.text()
-        if len(block.parts) > 1:
-            block.parts = ["".join(block.parts)]
-        return block.parts[0] if block.parts else ""
+        return block.parts.text()
 
     def end_block(self, key: Hashable, *, error: str | None = None) -> None:
         """``BlockEnd`` for the block (once; later calls do nothing). ``error``
@@ -683,14 +852,11 @@ class MessageBuilder:
             )
         data = block.data
         if block.texts:
-            joined = {}
-            for name, pieces in block.texts.items():
-                text = "".join(pieces)
-                pieces[:] = [text]
-                joined[name] = text
-            data = {**data, **joined}
+            data = {**data, **{name: pieces.text() for name, pieces in block.texts.items()}}
+        if block.merged:
+            data = {**data, **{name: merged.entries() for name, merged in block.merged.items()}}
         if block.parts:
-            raw = "".join(block.parts)
+            raw = block.parts.text()
             value, failure, _ = parse_final_arguments(raw)
             if report and failure:
                 self.diagnostic("invalid_json", f"block {block.index} input: {failure}", raw)

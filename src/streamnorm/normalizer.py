@@ -55,7 +55,7 @@ from .framing import (
 )
 from .messages import AssistantMessage, StopReason, Usage
 from .providers import DECODERS, Decoder, detect_api, detect_frame_api, error_body_api
-from .providers.base import as_dict, as_str
+from .providers.base import error_of
 from .sse import RawEvent
 
 __all__ = [
@@ -457,12 +457,9 @@ class StreamNormalizer:
 
     def _upstream_error_body(self, payload: dict[str, Any]) -> None:
         """An error object fed instead of a stream (HTTP error bodies)."""
-        error = payload.get("error")
-        err = as_dict(error)
-        reason = as_str(err.get("message")) or (error if isinstance(error, str) else "") or "error"
-        code = err.get("type") or err.get("code") or err.get("status")
+        reason, code = error_of(payload.get("error"), codes=("type", "code", "status"))
         builder = self._ensure_builder(error_body_api(payload, self._framing))
-        builder.fail("upstream", reason, str(code) if code is not None else None)
+        builder.fail("upstream", reason, code)
 
     def _no_payload(self) -> None:
         """End of input before any usable payload."""

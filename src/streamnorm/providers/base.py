@@ -19,6 +19,7 @@ __all__ = [
     "as_int",
     "as_list",
     "as_str",
+    "error_of",
 ]
 
 
@@ -128,3 +129,31 @@ def as_counts(*values: Any) -> tuple[int, ...]:
         if type(value) is not int or not 0 <= value < MAX_COUNT:
             return tuple(map(as_int, values))
     return values
+
+
+def _code(value: Any) -> str | None:
+    """An error code as text: a non-empty string, or an integer (not a bool)."""
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def error_of(
+    value: Any, *, default: str = "error", codes: tuple[str, ...] = ("code", "type")
+) -> tuple[str, str | None]:
+    """``(message, code)`` of a wire error object, the one reading of every
+    ``{"error": …}`` shape (stream events, HTTP error bodies, failed
+    responses): the object's ``message``, or the value itself when it is a
+    string, else ``default``; the code is the first of the fields ``codes``
+    (in the api's order of preference) holding a non-empty string or an
+    integer, else None."""
+    error = as_dict(value)
+    message = as_str(error.get("message")) or (value if isinstance(value, str) else "")
+    code = None
+    for field in codes:
+        code = _code(error.get(field))
+        if code is not None:
+            break
+    return message or default, code

@@ -21,7 +21,7 @@ from typing import Any
 from ..._json import dumps_compact
 from ...builder import MessageBuilder
 from ...messages import StopReason, Usage
-from ..base import Decoder, as_dict, as_int, as_list, as_str
+from ..base import Decoder, as_dict, as_int, as_list, as_str, error_of
 
 __all__ = ["STOP_TABLE", "BedrockConverseDecoder", "fail_upstream"]
 
@@ -49,7 +49,7 @@ def fail_upstream(builder: MessageBuilder, name: str, payload: dict[str, Any]) -
     ``Error(upstream)``, the type as ``code``."""
     kind, _, code = name.partition(":")
     error = as_dict(payload.get("error"))
-    reason = as_str(error.get("message")) or as_str(error.get("Message"))
+    reason, _ = error_of(error, default=as_str(error.get("Message")), codes=())
     builder.fail("upstream", reason or f"{code or 'unnamed'} {kind}", code or None)
 
 
@@ -83,8 +83,8 @@ class BedrockConverseDecoder(Decoder):
             key = _key(payload.get("contentBlockIndex"))
             delta = payload.get("delta")
             text = delta.get("text") if type(delta) is dict else None
-            if type(text) is str and self.builder.has(key):
-                self.builder.append_text(key, text)  # the commonest event, in one step
+            if type(text) is str and text:
+                self.builder.text(key, text)  # the commonest event, in one step
             else:
                 self._delta(key, as_dict(delta))
         elif event == "contentBlockStart":
@@ -135,17 +135,14 @@ class BedrockConverseDecoder(Decoder):
         b = self.builder
         if "text" in delta:
             text = as_str(delta["text"])
-            if self._opens(key, bool(text)):
-                b.open_text(key)
-            if b.has(key):
-                b.append_text(key, text)
+            if self._joins(key, bool(text)):
+                b.text(key, text)
         elif "reasoningContent" in delta:
             self._reasoning(key, as_dict(delta["reasoningContent"]))
         elif "toolUse" in delta:
             fragment = as_str(as_dict(delta["toolUse"]).get("input"))
-            if self._opens(key, bool(fragment)):
-                b.open_tool_call(key)
-            if b.has(key):
+            if self._joins(key, bool(fragment)):
+                b.tool_call(key)
                 b.append_arguments(key, fragment)
         elif "toolResult" in delta:
             data = self._provider_data(key, "toolResult")
@@ -153,7 +150,7 @@ class BedrockConverseDecoder(Decoder):
                 data["content"].extend(as_list(delta["toolResult"]))
                 b.set_provider_data(key, data)
         elif "citation" in delta:
-            if self._opens(key, True):
+            if not b.has(key):
                 b.open_text(key)
             b.add_citation(key, delta["citation"])
         elif "image" in delta:
@@ -164,12 +161,13 @@ class BedrockConverseDecoder(Decoder):
         else:
             b.diagnostic("unknown_delta", "unknown delta type", dumps_compact(delta))
 
-    def _opens(self, key: Hashable, content: bool) -> bool:
-        """Whether a delta with (or without) content opens block ``key``: a
-        block not open yet opens with its first content; a delta without
-        any before that is only remembered, so that its stop is expected."""
+    def _joins(self, key: Hashable, content: bool) -> bool:
+        """Whether a delta with (or without) content goes to block ``key``: it
+        does when the block exists, or opens it with its first content; a
+        delta without any before that is only remembered, so that its stop
+        is expected."""
         if self.builder.has(key):
-            return False
+            return True
         if not content:
             self._empty.add(key)
         return content
@@ -184,11 +182,11 @@ class BedrockConverseDecoder(Decoder):
                 b.set_signature(key, (b.signature(key) or "") + redacted)
             return
         text, signature = as_str(delta.get("text")), as_str(delta.get("signature"))
-        if self._opens(key, bool(text or signature)):
-            b.open_thinking(key)
-        if text and b.has(key):
-            b.append_thinking(key, text)
-        if signature and b.has(key):
+        if not self._joins(key, bool(text or signature)):
+            return
+        if text or not b.has(key):
+            b.thinking(key, text)
+        if signature:
             b.set_signature(key, signature)
 
     def _provider_data(self, key: Hashable, kind: str) -> dict[str, Any] | None:

@@ -111,9 +111,7 @@ class BedrockInvokeDecoder(Decoder):
         b = self.builder
         text = as_str(chunk.get(_COMPLETION))
         if text:
-            if not b.has(_COMPLETION):
-                b.open_text(_COMPLETION)
-            b.append_text(_COMPLETION, text)
+            b.text(_COMPLETION, text)
         stop = chunk.get("stop_reason")
         if isinstance(stop, str):
             b.set_stop_reason(stop)

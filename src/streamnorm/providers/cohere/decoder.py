@@ -104,9 +104,7 @@ class CohereDecoder(Decoder):
 
     def _tool_plan_delta(self, payload: dict[str, Any]) -> None:
         text = as_str(_delta_message(payload).get("tool_plan"))
-        if not self.builder.has(_PLAN):
-            self.builder.open_thinking(_PLAN)
-        self.builder.append_thinking(_PLAN, text)
+        self.builder.thinking(_PLAN, text)
 
     def _tool_call_start(self, payload: dict[str, Any]) -> None:
         key = ("tool", payload.get("index"))

@@ -21,7 +21,7 @@ from ..._json import dumps_compact
 from ...builder import MessageBuilder
 from ...json_writer import IncrementalJSONWriter
 from ...messages import StopReason, Usage
-from ..base import Decoder, as_counts, as_dict, as_list, as_str
+from ..base import Decoder, as_counts, as_dict, as_list, as_str, error_of
 from .wire import METADATA_BLOCKS
 
 __all__ = ["GoogleDecoder"]
@@ -147,14 +147,9 @@ class GoogleDecoder(Decoder):
             self.builder.set_usage(to_usage(usage))
 
     def _error(self, error: Any) -> None:
-        err = as_dict(error)
-        code = err.get("status") or err.get("code")
+        reason, code = error_of(error, codes=("status", "code"))
         self._before_terminal()
-        self.builder.fail(
-            "upstream",
-            as_str(err.get("message")) or (error if isinstance(error, str) else "") or "error",
-            str(code) if code not in (None, "") else None,
-        )
+        self.builder.fail("upstream", reason, code)
 
     def _identify(self, payload: dict[str, Any]) -> None:
         model = as_str(payload.get("modelVersion"))

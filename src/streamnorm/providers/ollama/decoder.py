@@ -20,7 +20,7 @@ from typing import Any
 from ..._json import dumps_compact
 from ...builder import MessageBuilder
 from ...messages import StopReason, Usage
-from ..base import Decoder, as_dict, as_int, as_list, as_str
+from ..base import Decoder, as_dict, as_int, as_list, as_str, error_of
 
 __all__ = ["OllamaDecoder"]
 
@@ -65,9 +65,7 @@ class OllamaDecoder(Decoder):
     def handle(self, event: str, payload: dict[str, Any]) -> None:
         builder = self.builder
         if "error" in payload:
-            error = payload["error"]
-            reason = error if isinstance(error, str) else as_str(as_dict(error).get("message"))
-            builder.fail("upstream", reason or "error")
+            builder.fail("upstream", error_of(payload["error"], codes=())[0])
             return
         builder.start(as_str(payload.get("model")) or None)
         message = as_dict(payload.get("message"))

@@ -35,7 +35,7 @@ from typing import Any
 from ..._json import dumps_compact
 from ...builder import MessageBuilder
 from ...messages import StopReason, Usage
-from ..base import Decoder, as_dict, as_int, as_list, as_str
+from ..base import Decoder, as_dict, as_int, as_list, as_str, error_of
 
 __all__ = ["OpenAICompletionsDecoder", "to_usage"]
 
@@ -85,7 +85,9 @@ DETAIL_TEXT_FIELDS = frozenset(("text", "summary"))
 #: ``reasoning_details`` entry types whose text is thinking text.
 DETAIL_THINKING = {"reasoning.text": "text", "reasoning.summary": "summary"}
 
-# Builder keys of the single blocks; tool calls are ("tool", n).
+# Builder keys of the single blocks; tool calls are ("tool", n). _DETAILS
+# names the merged reasoning_details the builder holds.
+_DETAILS = "reasoning_details"
 _THINKING, _TEXT, _REFUSAL, _EXECUTED, _FUNCTION_CALL = (
     "thinking",
     "text",
@@ -134,20 +136,16 @@ def to_usage(raw: dict[str, Any]) -> Usage:
 def error_reason(error: Any) -> tuple[str, str | None]:
     """``(reason, code)`` of a wire error object (§8): the message, with
     OpenRouter's ``metadata.raw`` and Groq's ``failed_generation`` appended."""
-    if isinstance(error, str):
-        return error or "error", None
+    message, code = error_of(error)
     err = as_dict(error)
-    parts = [as_str(err.get("message")) or "error"]
+    parts = [message]
     for extra in (as_dict(err.get("metadata")).get("raw"), err.get("failed_generation")):
         if isinstance(extra, str):
             if extra:
                 parts.append(extra)
         elif extra is not None:
             parts.append(dumps_compact(extra))
-    code = err.get("code")
-    if code is None or code == "":
-        code = err.get("type")
-    return "\n".join(parts), (str(code) if code is not None and code != "" else None)
+    return "\n".join(parts), code
 
 
 def _has_content(delta: dict[str, Any]) -> bool:
@@ -176,19 +174,11 @@ class OpenAICompletionsDecoder(Decoder):
         self._by_index: dict[int, int] = {}
         self._by_id: dict[str, int] = {}
         self._call_ids: list[str] = []
-        # OpenRouter reasoning_details merged by index; whether it must sign.
-        self._details: list[dict[str, Any]] = []
-        self._detail_pos: dict[Any, int] = {}
-        # Streamed text of merged entries, (position, field) -> pieces, put
-        # into _details by _details_json only: concatenating every piece as it
-        # comes would copy the text so far each time (quadratic).
-        self._detail_pieces: dict[tuple[int, str], list[str]] = {}
+        # OpenRouter reasoning_details are merged by the builder (_DETAILS);
+        # whether they sign the thinking block.
         self._details_sign = False
         self._signing_chunk = False  # the chunk being read brought a signing entry
         self._signature_stale = False  # details merged since the signature was written
-        # Groq executed_tools merged by index.
-        self._executed: list[dict[str, Any]] = []
-        self._executed_pos: dict[Any, int] = {}
         # Perplexity's top-level citations: the last value wins.
         self._citations: list[Any] = []
         # Once a model and a response id have been passed on, start() does nothing.
@@ -321,7 +311,8 @@ class OpenAICompletionsDecoder(Decoder):
 
     def _piece(self, field: str, value: Any) -> None:
         if field == "content":
-            self._text(_TEXT, value)
+            if value:  # (_text, inlined: the commonest chunk of all)
+                self.builder.text(_TEXT, value)
         elif field == "tool_calls":
             call, fragment = value
             self._arguments(("tool", call), fragment)
@@ -400,15 +391,12 @@ class OpenAICompletionsDecoder(Decoder):
                 )
         annotations = as_list(delta.get("annotations"))
         if annotations:
-            if not self.builder.has(_TEXT):
-                self.builder.open_text(_TEXT)
+            self.builder.text(_TEXT, "")
             for annotation in annotations:
                 self.builder.add_citation(_TEXT, annotation)
         refusal = delta.get("refusal")
         if isinstance(refusal, str) and refusal:
-            if not self.builder.has(_REFUSAL):
-                self.builder.open_text(_REFUSAL, refusal=True)
-            self.builder.append_text(_REFUSAL, refusal)
+            self.builder.text(_REFUSAL, refusal, refusal=True)
         for entry in as_list(delta.get("tool_calls")):
             if isinstance(entry, dict):
                 self._tool_call(entry)
@@ -420,11 +408,8 @@ class OpenAICompletionsDecoder(Decoder):
     # Blocks
 
     def _text(self, key: str, text: str) -> None:
-        if not text:
-            return
-        if not self.builder.has(key):
-            self.builder.open_text(key)
-        self.builder.append_text(key, text)
+        if text:  # an empty piece opens nothing
+            self.builder.text(key, text)
 
     def _thinking(self, delta: dict[str, Any], parts: list[Any]) -> None:
         text = ""
@@ -452,19 +437,14 @@ class OpenAICompletionsDecoder(Decoder):
         signature = None
         if details and self._details_sign:
             if self._signing_chunk:
-                signature = self._details_json()
+                signature = self.builder.merged_json(_DETAILS)
             self._signature_stale = signature is None
         self._reasoning(text, signature)
 
     def _reasoning(self, text: str, signature: str | None) -> None:
         """Reasoning text (and a new signature) for the one thinking block."""
-        if not text and signature is None:
-            return
-        if not self.builder.has(_THINKING):
-            self.builder.open_thinking(_THINKING, text=text, signature=signature)
-            return
-        self.builder.append_thinking(_THINKING, text)
-        self.builder.set_signature(_THINKING, signature)
+        if text or signature is not None:
+            self.builder.thinking(_THINKING, text, signature=signature)
 
     def _merge_details(self, entries: list[Any]) -> str:
         """Merge OpenRouter ``reasoning_details`` by index; returns the
@@ -480,31 +460,13 @@ class OpenAICompletionsDecoder(Decoder):
                 text += as_str(entry.get(field))
             if kind == "reasoning.encrypted" or as_str(entry.get("signature")):
                 self._details_sign = self._signing_chunk = True
-            _merge_by_index(
-                self._details, self._detail_pos, entry, DETAIL_TEXT_FIELDS, self._detail_pieces
-            )
+            self.builder.merge_entry(_DETAILS, entry, text_fields=DETAIL_TEXT_FIELDS)
         return text
-
-    def _details_json(self) -> str:
-        """The merged ``reasoning_details``, serialised (a thinking signature)."""
-        for (position, field), pieces in self._detail_pieces.items():
-            self._details[position][field] = "".join(pieces)
-        self._detail_pieces.clear()
-        return dumps_compact(self._details)
 
     def _executed_tools(self, entries: list[Any]) -> None:
         """Groq compound ``executed_tools``: one provider block, entries merged
         by index (a later entry replaces fields one by one)."""
-        for entry in entries:
-            if isinstance(entry, dict):
-                _merge_by_index(self._executed, self._executed_pos, entry)
-        if not self.builder.has(_EXECUTED):
-            # The block's data shares the merged list (its entries are this
-            # decoder's own copies), so later entries reach it without copying
-            # every entry on every chunk.
-            self.builder.open_provider(
-                _EXECUTED, "executed_tools", {"executed_tools": self._executed}
-            )
+        self.builder.provider_entries(_EXECUTED, "executed_tools", "executed_tools", entries)
 
     def _tool_call(self, entry: dict[str, Any]) -> None:
         index = entry.get("index")
@@ -540,10 +502,7 @@ class OpenAICompletionsDecoder(Decoder):
     def _function_call(self, function_call: dict[str, Any]) -> None:
         """Legacy ``delta.function_call``: one call, never an id."""
         name = as_str(function_call.get("name"))
-        if not self.builder.has(_FUNCTION_CALL):
-            self.builder.open_tool_call(_FUNCTION_CALL, name=name or None, synthesize_id=True)
-        else:
-            self.builder.set_tool_identity(_FUNCTION_CALL, name=name or None)
+        self.builder.tool_call(_FUNCTION_CALL, name=name or None, synthesize_id=True)
         self._arguments(_FUNCTION_CALL, function_call.get("arguments"))
 
     def _arguments(self, key: Any, arguments: Any) -> None:
@@ -562,12 +521,11 @@ class OpenAICompletionsDecoder(Decoder):
         if self.builder.closed:
             return
         if self._signature_stale and self.builder.has(_THINKING):
-            self.builder.set_signature(_THINKING, self._details_json())
+            self.builder.set_signature(_THINKING, self.builder.merged_json(_DETAILS))
             self._signature_stale = False
         if not self._citations:
             return
-        if not self.builder.has(_TEXT):
-            self.builder.open_text(_TEXT)
+        self.builder.text(_TEXT, "")
         for citation in self._citations:
             self.builder.add_citation(
                 _TEXT, {"type": "url", "url": citation} if isinstance(citation, str) else citation
@@ -586,39 +544,3 @@ class OpenAICompletionsDecoder(Decoder):
     def end_of_input(self) -> None:
         self._before_terminal()
         super().end_of_input()
-
-
-def _merge_by_index(
-    merged: list[dict[str, Any]],
-    positions: dict[Any, int],
-    entry: dict[str, Any],
-    text_fields: frozenset[str] = frozenset(),
-    pieces: dict[tuple[int, str], list[str]] | None = None,
-) -> None:
-    """Merge ``entry`` into the entry with the same ``index`` (or append it):
-    any non-null field replaces, except that ``text_fields`` concatenate. The
-    text to add is kept in ``pieces`` (given with ``text_fields``),
-    (position, field) -> pieces with the merged entry's value first, for the
-    caller to join when it reads ``merged``: amortised O(len(value)) per
-    entry, however long the text."""
-    index = entry.get("index")
-    key = index if type(index) is int else None
-    position = positions.get(key) if key is not None else None
-    if position is None:
-        if key is not None:
-            positions[key] = len(merged)
-        merged.append(dict(entry))
-        return
-    current = merged[position]
-    for field, value in entry.items():
-        if (
-            pieces is not None
-            and field in text_fields
-            and isinstance(value, str)
-            and isinstance(current.get(field), str)
-        ):
-            pieces.setdefault((position, field), [current[field]]).append(value)
-        elif value is not None:
-            current[field] = value
-            if pieces is not None:
-                pieces.pop((position, field), None)

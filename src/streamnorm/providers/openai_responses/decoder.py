@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from ..._json import dumps_compact
 from ...messages import StopReason, Usage
-from ..base import Decoder, as_dict, as_int, as_list, as_str
+from ..base import Decoder, as_dict, as_int, as_list, as_str, error_of
 from .wire import client_call_id, output_call_id
 from .wire import item_signature as _signature
 
@@ -140,28 +140,23 @@ class OpenAIResponsesDecoder(Decoder):
         raw = status
         if status == "incomplete":
             raw = as_str(as_dict(response.get("incomplete_details")).get("reason")) or status
-        error = as_dict(response.get("error"))
-        self.builder.set_stop_reason(raw, error_reason=as_str(error.get("message")) or None)
+        reason, _ = error_of(as_dict(response.get("error")), default="")
+        self.builder.set_stop_reason(raw, error_reason=reason or None)
         self.builder.finish()
 
     def _failed(self, payload: dict[str, Any]) -> None:
         response = as_dict(payload.get("response"))
         self._identify(response)
         self._usage(response)
-        error = as_dict(response.get("error"))
+        reason, code = error_of(as_dict(response.get("error")), default="response failed")
         self.builder.set_stop_reason(as_str(response.get("status")) or "failed")
-        self.builder.fail(
-            "upstream",
-            as_str(error.get("message")) or "response failed",
-            _code(error.get("code")) or _code(error.get("type")),
-        )
+        self.builder.fail("upstream", reason, code)
 
     def _error(self, payload: dict[str, Any]) -> None:
         """``error``: code and message at the top level or under ``error``."""
-        error = as_dict(payload.get("error"))
-        code = _code(payload.get("code")) or _code(error.get("code")) or _code(error.get("type"))
-        reason = as_str(payload.get("message")) or as_str(error.get("message")) or "error event"
-        self.builder.fail("upstream", reason, code)
+        top_reason, top_code = error_of(payload, default="", codes=("code",))
+        reason, code = error_of(as_dict(payload.get("error")), default="error event")
+        self.builder.fail("upstream", top_reason or reason, top_code or code)
 
     # ------------------------------------------------------------------
     # Output items
@@ -481,14 +476,6 @@ class OpenAIResponsesDecoder(Decoder):
         key = self._arguments_key(payload)
         if key is not None and arguments:
             self.builder.reconcile(key, arguments, "arguments_mismatch")
-
-
-def _code(value: Any) -> str | None:
-    if isinstance(value, str):
-        return value or None
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return None
 
 
 OpenAIResponsesDecoder._handlers = {
