@@ -739,30 +739,10 @@ class SSEDecoder(Generic[_Item]):
                 event = self._type(line)
                 continue
             else:
-                colon = line.find(b":")
-                if colon == 0:
-                    if self._comments:
-                        out.append(Comment(_text(line[1:])))
+                field, event, last_id, retry = self._field(line, out, event, last_id, retry)
+                if field is None:
                     continue
-                if colon < 0:
-                    name = line
-                    value = b""
-                else:
-                    name = line[:colon]
-                    if line[colon + 1 : colon + 2] == b" ":
-                        colon += 1
-                    value = line[colon + 1 :]
-                if name != b"data":
-                    if name == b"event":
-                        event = _text(value)
-                    elif name == b"id":
-                        if 0 not in value:
-                            last_id = _text(value)
-                    elif name == b"retry":
-                        n = _retry(value)
-                        if n is not None:
-                            retry = self._reconnection_time = n
-                    continue
+                value = field
             if first is None:
                 first = value
                 continue
@@ -782,6 +762,39 @@ class SSEDecoder(Generic[_Item]):
         self._last_event_id = seen_id
         self._retry = retry
         return out
+
+    def _field(
+        self, line: bytes, out: list[Any], event: str, last_id: str, retry: int | None
+    ) -> tuple[bytes | None, str, str, int | None]:
+        """A line other than ``data: `` and ``event: `` (the rare ones): a
+        comment, a field written without a space, ``id``, ``retry`` or an
+        unknown field, which is ignored. Returns the value of a ``data``
+        field (None for every other line) and the event type, last event id
+        and retry after the line."""
+        colon = line.find(b":")
+        if colon == 0:
+            if self._comments:
+                out.append(Comment(_text(line[1:])))
+            return None, event, last_id, retry
+        if colon < 0:
+            name, value = line, b""
+        else:
+            name = line[:colon]
+            if line[colon + 1 : colon + 2] == b" ":
+                colon += 1
+            value = line[colon + 1 :]
+        if name == b"data":
+            return value, event, last_id, retry
+        if name == b"event":
+            event = _text(value)
+        elif name == b"id":
+            if 0 not in value:
+                last_id = _text(value)
+        elif name == b"retry":
+            n = _retry(value)
+            if n is not None:
+                retry = self._reconnection_time = n
+        return None, event, last_id, retry
 
     def _type(self, line: bytes) -> str:
         """The type an event gets from its ``event:`` line (b"" for none),
