@@ -35,7 +35,8 @@ after every delta as
 ``--before REV`` runs the same measurements on the package as of git revision
 REV too (extracted with ``git archive`` into a temporary folder and run in a
 subprocess), and prints both side by side: median CPU time, a cell skipped
-("-") once the same contender took longer than the budget at a smaller size.
+("-") when the same contender, growing as it grew from the size before (16x
+at first), would pass the budget (``--budget``, CPU seconds).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -263,7 +264,7 @@ def run_partial(reps: int) -> int:
 
 MB = 1_000_000
 SIZES = (0.25, 1.0, 4.0)
-BUDGET = 6.0  # CPU seconds: past this, the larger sizes of a contender are skipped
+BUDGET = 30.0  # CPU seconds a cell may take at most, were its work quadratic
 
 
 def long_string(size: int) -> str:
@@ -282,40 +283,40 @@ SHAPES: dict[str, tuple[Callable[[int], str], int]] = {
 }
 
 
-def make_events(text: str, size: int) -> list[ToolCallDelta]:
-    """One call's ToolCallDelta events, as the builder makes them."""
+def make_events(text: str, size: int) -> Iterator[ToolCallDelta]:
+    """One call's ToolCallDelta events, made as the builder makes them and
+    dropped once read, as a stream's are (an event that cached its preview
+    would otherwise hold it to the end)."""
     buffer = ArgumentBuffer()
-    events = []
     for i in range(0, len(text), size):
         piece = text[i : i + size]
-        events.append(tool_call_delta(0, "call_1", "write", piece, buffer, buffer.append(piece)))
-    return events
+        yield tool_call_delta(0, "call_1", "write", piece, buffer, buffer.append(piece))
 
 
-def read_dropped(events: list[ToolCallDelta]) -> None:
+def read_dropped(events: Iterator[ToolCallDelta]) -> None:
     for event in events:
         event.partial_args  # noqa: B018
 
 
-def read_kept(events: list[ToolCallDelta]) -> None:
+def read_kept(events: Iterator[ToolCallDelta]) -> None:
     latest = None
     for event in events:
         latest = event.partial_args
     assert latest is not None
 
 
-def read_ops(events: list[ToolCallDelta]) -> None:
+def read_ops(events: Iterator[ToolCallDelta]) -> None:
     for event in events:
         event.ops  # noqa: B018
 
 
-def read_lines(events: list[ToolCallDelta]) -> None:
+def read_lines(events: Iterator[ToolCallDelta]) -> None:
     dumps = json.dumps
     for event in events:
         dumps(event.to_dict())
 
 
-READERS: dict[str, Callable[[list[ToolCallDelta]], None]] = {
+READERS: dict[str, Callable[[Iterator[ToolCallDelta]], None]] = {
     "partial_args, dropped": read_dropped,
     "partial_args, kept": read_kept,
     "ops": read_ops,
@@ -348,33 +349,36 @@ def scanner_rows(reps: int) -> dict[str, float]:
     return dict(zip(works, medians, strict=True))
 
 
-def sweep(reps: int) -> dict[str, float | None]:
+def sweep(reps: int, budget: float = BUDGET) -> dict[str, float | None]:
     """Every (shape, reader, size) cell: median CPU seconds, None when skipped."""
     results: dict[str, float | None] = dict(scanner_rows(reps))
     has_ops = hasattr(ToolCallDelta, "ops")
     for shape, (make, delta) in SHAPES.items():
         for reader_name, reader in READERS.items():
             over = reader_name == "ops" and not has_ops
+            previous = 0.0
             for mb in SIZES:
                 key = f"{shape} {mb:g} MB: {reader_name}"
                 if over:
                     results[key] = None
                     continue
                 text = make(int(mb * MB))
-                times = []
-                for _ in range(reps if mb < 4 else 1):
+                times: list[float] = []
+                while len(times) < (reps if mb < 4 else 1) and sum(times) < budget / 4:
                     events = make_events(text, delta)
                     start = clock()
                     reader(events)
                     times.append(clock() - start)
-                    if times[-1] > BUDGET:
-                        break
-                results[key] = statistics.median(times)
-                over = times[-1] > BUDGET
+                results[key] = seconds = statistics.median(times)
+                # The next size is 4x larger: skip it when growing as it grew from
+                # the size before (16x, quadratic, at first) would pass the budget.
+                growth = seconds / previous if previous else 16
+                over = seconds * growth > budget
+                previous = seconds
     return results
 
 
-def sweep_elsewhere(rev: str, reps: int) -> dict[str, float | None]:
+def sweep_elsewhere(rev: str, reps: int, budget: float) -> dict[str, float | None]:
     """:func:`sweep` on the package as of ``rev``, in a subprocess."""
     repo = Path(__file__).resolve().parents[1]
     with tempfile.TemporaryDirectory() as folder:
@@ -384,7 +388,7 @@ def sweep_elsewhere(rev: str, reps: int) -> dict[str, float | None]:
         subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
         env = {**os.environ, "PYTHONPATH": str(Path(folder) / "src")}
         out = subprocess.run(
-            [sys.executable, __file__, "--sweep-json", "--reps", str(reps)],
+            [sys.executable, __file__, "--sweep-json", f"--reps={reps}", f"--budget={budget}"],
             env=env,
             capture_output=True,
             text=True,
@@ -394,11 +398,11 @@ def sweep_elsewhere(rev: str, reps: int) -> dict[str, float | None]:
     return result
 
 
-def run_sweep(reps: int, before: str | None) -> int:
+def run_sweep(reps: int, before: str | None, budget: float) -> int:
     print(f"machine: {machine()}")
-    print(f"sweep: median CPU time of {reps} runs (1 run at 4 MB); budget {BUDGET:g} s a cell")
-    old = sweep_elsewhere(before, reps) if before else None
-    new = sweep(reps)
+    print(f"sweep: median CPU time of up to {reps} runs (1 at 4 MB); budget {budget:g} s a cell")
+    old = sweep_elsewhere(before, reps, budget) if before else None
+    new = sweep(reps, budget)
 
     def cell(seconds: float | None) -> str:
         return "-" if seconds is None else f"{seconds * 1000:10.1f} ms"
@@ -546,16 +550,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--before", metavar="REV", help="also measure the sweep at git REV")
     parser.add_argument("--reps", type=int, help="repetitions of the sweep (default 3)")
     parser.add_argument("--sweep-only", action="store_true", help="only the sweep")
+    parser.add_argument("--budget", type=float, default=BUDGET, help="CPU seconds a sweep cell")
     parser.add_argument("--sweep-json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.json_libraries:
         return run_json_libraries(5 if args.quick else 15)
     if args.sweep_json:
-        print(json.dumps(sweep(args.reps or 3)))
+        print(json.dumps(sweep(args.reps or 3, args.budget)))
         return 0
     status = 0 if args.sweep_only else run_partial(3 if args.quick else 5)
     print()
-    return status or run_sweep(args.reps or (1 if args.quick else 3), args.before)
+    return status or run_sweep(args.reps or (1 if args.quick else 3), args.before, args.budget)
 
 
 if __name__ == "__main__":
