@@ -39,6 +39,7 @@ from streamnorm import (
     Usage,
     UsageUpdate,
 )
+from streamnorm.apis import resolve_api
 from streamnorm.events import text_delta, thinking_delta, tool_call_delta, usage_update
 
 __all__ = ["CONTENDERS", "Contender", "View", "floor_events"]
@@ -204,7 +205,7 @@ def _usage_event(usage: Usage) -> UsageUpdate:
 def _output_recipe(api: str, chunks: list[bytes]) -> list[Recipe]:
     """How to build again each delta and usage event streamnorm emits for
     ``chunks`` (the few start, end and terminal events are left out)."""
-    n = StreamNormalizer(api)
+    n = StreamNormalizer(resolve_api(api))
     events = [e for chunk in chunks for e in n.feed(chunk)] + n.flush()
     recipe: list[Recipe] = []
     for e in events:
@@ -240,7 +241,7 @@ class Streamnorm(Contender):
 
     def prepare(self, api: str) -> Run:
         def run(body: bytes, chunks: list[bytes]) -> Any:
-            n = StreamNormalizer(api)
+            n = StreamNormalizer(resolve_api(api))
             feed = n.feed
             for chunk in chunks:
                 feed(chunk)

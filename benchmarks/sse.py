@@ -23,18 +23,27 @@ Then a growth check: one event of 1 MB and one of 2 MB, fed one byte per call.
 A decoder that rescanned its buffer would take four times as long for the
 second; a linear one takes twice as long.
 
+Last, bodies that no API sends and an attacker may: 16 MiB of nothing but
+blank lines (LF, CR LF, lone CR) in 1 MiB chunks and as one chunk, and one
+event of 16 MiB of short ``data: x`` lines fed as one chunk. Each gives its
+throughput through `feed_raw` and the peak of the memory the decoder
+allocates while reading it, traced by `tracemalloc` in a separate run, as a
+multiple of the body's size (the body itself not counted).
+
 Run: ``python benchmarks/sse.py [--repeat N] [--check]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import importlib.util
 import random
 import statistics
 import sys
 import time
+import tracemalloc
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -214,6 +223,39 @@ def one_byte_at_a_time(sizes: Sequence[int]) -> list[float]:
     return median_times(runs, 3)
 
 
+def _traced_peak(fn: Callable[[], object]) -> int:
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def hostile(repeat: int, size: int = 16 * 1024 * 1024) -> None:
+    """Throughput and traced peak memory on blank-line floods and one huge chunk."""
+    mib = 1024 * 1024
+    cases: list[tuple[str, list[bytes]]] = []
+    for name, unit in (("LF", b"\n"), ("CR LF", b"\r\n"), ("CR", b"\r")):
+        flood = unit * (size // len(unit))
+        cases.append((f"blank lines, {name}, 1 MiB chunks", chunked_every(flood, mib)))
+        cases.append((f"blank lines, {name}, one chunk", [flood]))
+    cases.append(("one event of data: x lines, one chunk", [b"data: x\n" * (size // 8)]))
+    print(f"hostile bodies: {size // mib} MiB each, feed_raw; median of {repeat} runs")
+    for (name, chunks), seconds in zip(
+        cases,
+        median_times([functools.partial(decode_all, c, raw=True) for _, c in cases], repeat),
+        strict=True,
+    ):
+        peak = _traced_peak(functools.partial(decode_all, chunks, raw=True))
+        print(f"  {name:40} {size / mib / seconds:7.0f} MB/s   peak {peak / size:5.2f}x body")
+
+
+def chunked_every(body: bytes, size: int) -> list[bytes]:
+    """``body`` in pieces of ``size`` bytes."""
+    return [body[i : i + size] for i in range(0, len(body), size)]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--repeat", type=int, default=9, help="runs per figure (median)")
@@ -233,6 +275,7 @@ def main() -> int:
     )
     print(f"SSEDecoder / floor on the LF stream: {ratio:.2f} (target <= 2.0)")
     print(f"SSEDecoder / floor on the short text deltas, LF: {api_ratio:.2f}")
+    hostile(max(1, args.repeat // 3))
     if args.check and (ratio > 2.0 or growth > 2.5):
         return 1
     return 0

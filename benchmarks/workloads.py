@@ -9,7 +9,10 @@ fixtures' own distributions:
 * ``thinking``: mostly reasoning, then a short answer;
 * ``tool``: a short preamble, then tool calls of about 200 KB of arguments each;
 * ``tool-100KB``, ``tool-1MB``: one tool call whose arguments are 100 KB / 1 MB
-  of JSON text, streamed in deltas of 20-100 bytes.
+  of JSON text, streamed in deltas of 20-100 bytes;
+* ``text-events``: the ``text`` stream cut into one wire event per chunk, as
+  a socket delivers a stream that the server flushes per token (every other
+  workload is cut into seeded chunks of 1-4 KiB).
 
 ``fixtures`` is every recorded stream of an api under ``../shared/fixtures``
 (read at run time, never copied), each normalized on its own.
@@ -38,11 +41,12 @@ __all__ = [
     "chunked",
     "fixture_workload",
     "minimal_stream",
+    "per_event",
     "synthetic_workload",
 ]
 
 APIS = ("anthropic-messages", "openai-responses", "openai-completions", "google-generative-ai")
-SYNTHETIC = ("text", "thinking", "tool", "tool-100KB", "tool-1MB")
+SYNTHETIC = ("text", "text-events", "thinking", "tool", "tool-100KB", "tool-1MB")
 FIXTURES = Path(
     os.environ.get("STREAMNORM_FIXTURES")
     or Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
@@ -145,7 +149,14 @@ class _Source:
         self.pos = 0
 
     def take(self, n: int) -> str:
+        """The next ``n`` characters; from the start again where the rest is
+        too short. More than the whole corpus is the corpus cycled, so that a
+        1 MB argument is 1 MB (one slice of a 400,000-character corpus was
+        all ``tool-1MB`` carried)."""
         text = self.text
+        if n > len(text):
+            whole, rest = divmod(n, len(text))
+            return text * whole + self.take(rest)
         if self.pos + n > len(text):
             self.pos = 0
         piece = text[self.pos : self.pos + n]
@@ -632,10 +643,11 @@ WRITERS: dict[str, type[_Writer]] = {
 
 
 def _write(api: str, name: str, size: int, seed: int) -> _Writer:
-    rng = random.Random(f"{seed}:{api}:{name}")
+    # text-events is the text stream, cut differently: the same bytes.
+    rng = random.Random(f"{seed}:{api}:{'text' if name == 'text-events' else name}")
     w: Any = WRITERS[api](rng, _Source(random.Random(seed)))
     w.begin()
-    if name == "text":
+    if name in ("text", "text-events"):
         w.text(size)
     elif name == "thinking":
         w.thinking(int(size * 0.9))
@@ -670,8 +682,18 @@ def synthetic_workload(api: str, name: str, size: int = 5 * MB, seed: int = 1) -
     w = _write(api, name, size, seed)
     body = w.body()
     wl = Workload(name, api, [body], [f"{api}/{name}"], w.expect)
-    wl.chunks = [chunked(body, seed)]
+    wl.chunks = [per_event(body) if name.endswith("-events") else chunked(body, seed)]
     return wl
+
+
+def per_event(body: bytes) -> list[bytes]:
+    """``body`` cut after each blank line: one wire event (with its blank line) per chunk."""
+    end = b"\r\n\r\n" if b"\r\n\r\n" in body[:4096] else b"\n\n"
+    pieces = body.split(end)
+    out = [piece + end for piece in pieces[:-1]]
+    if pieces[-1]:
+        out.append(pieces[-1])
+    return out
 
 
 def minimal_stream(api: str) -> bytes:

@@ -51,6 +51,7 @@ from streamnorm import (
     ToolCallBlock,
     ToolCallDelta,
 )
+from streamnorm.apis import resolve_api
 from streamnorm.normalizer import StreamNormalizer
 
 __all__ = ["BYTE_AT_A_TIME_MAX", "InvariantError", "check", "run_chunks", "structure"]
@@ -81,7 +82,7 @@ class InvariantError(AssertionError):
 def run_chunks(
     chunks: list[bytes], api: str, options: dict[str, Any]
 ) -> tuple[list[Event], StreamNormalizer]:
-    normalizer = StreamNormalizer(api, **options)
+    normalizer = StreamNormalizer(resolve_api(api, allow_auto=True), **options)
     events: list[Event] = []
     try:
         for chunk in chunks:

@@ -4,6 +4,7 @@
     python -m fuzz.run --seconds 600 --seed 10**6
     python -m fuzz.run --replay 4711             # one seed, with its minimal reproducer
     python -m fuzz.run --file crash.sse --api anthropic-messages
+    python -m fuzz.run --target all --seconds 600  # every framing and codec, in turn
 
 Seed ``s`` always makes the same input (:func:`fuzz.mutate.generate`), fed
 as ``APIS[s % 4]``, so a failing seed is a complete bug report. A failure is
@@ -14,6 +15,7 @@ rule, and printed as a Python bytes literal.
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 import time
 from collections import Counter
@@ -26,6 +28,7 @@ if __package__ in (None, ""):  # run as a script: make `fuzz` importable
 
 from fuzz.check import InvariantError, check
 from fuzz.mutate import APIS, Case, generate, split_blocks
+from fuzz.targets import TARGETS
 from streamnorm import Error
 
 __all__ = ["Failure", "fuzz_seeds", "main", "minimize", "reproducer"]
@@ -139,6 +142,38 @@ def fuzz_seeds(
     return count, failures
 
 
+#: What ``--target all`` runs, seed ``s`` going to ``_ALL[s % len(_ALL)]``.
+_ALL = ("streams", *TARGETS)
+
+
+def fuzz_targets(
+    names: Sequence[str], seeds: Iterable[int], *, deadline: float | None = None
+) -> tuple[Counter[str], list[str]]:
+    """Check the input of every seed, seed ``s`` going to target
+    ``names[s % len(names)]`` (``streams`` is :func:`fuzz_seeds`). Returns
+    the inputs checked per target and a report per failure."""
+    counts: Counter[str] = Counter()
+    reports: list[str] = []
+    for seed in seeds:
+        if deadline is not None and time.monotonic() >= deadline:
+            break
+        name = names[seed % len(names)]
+        counts[name] += 1
+        if name == "streams":
+            reports += [f.report() for f in fuzz_seeds([seed], minimized=1)[1]]
+            continue
+        target = TARGETS[name]
+        case = target.generate(random.Random(seed))
+        try:
+            target.check(case)
+        except InvariantError as exc:
+            reports.append(
+                f"seed {seed} broke {exc}\n  input: {case.describe()}\n"
+                f"  replay: python -m fuzz.run --target {name} --seed {seed} --count 1"
+            )
+    return counts, reports
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m fuzz.run",
@@ -152,6 +187,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--file", type=Path, help="check the bytes of a file")
     parser.add_argument("--api", default="auto", help="api for --file (default auto)")
     parser.add_argument("--stats", action="store_true", help="print outcome counts")
+    parser.add_argument(
+        "--target",
+        choices=(*_ALL, "all"),
+        default="streams",
+        help="what to fuzz: the SSE streams (default), one of the other framings and "
+        "codecs, or all of them in turn",
+    )
     args = parser.parse_args(argv)
 
     if args.file is not None:
@@ -174,6 +216,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         seeds = range(args.seed, args.seed + args.count)
         deadline = None
+    if args.target != "streams":
+        names = _ALL if args.target == "all" else (args.target,)
+        counts, reports = fuzz_targets(names, seeds, deadline=deadline)
+        elapsed = time.monotonic() - start
+        total = sum(counts.values())
+        print(
+            f"{total} inputs in {elapsed:.1f}s ({total / max(elapsed, 1e-9):.0f}/s), "
+            f"{len(reports)} failures; per target: "
+            + ", ".join(f"{name} {counts[name]}" for name in names)
+        )
+        print("\n".join(reports))
+        return 1 if reports else 0
     count, failures = fuzz_seeds(seeds, deadline=deadline, stats=stats)
     elapsed = time.monotonic() - start
     per_api = Counter(APIS[s % len(APIS)] for s in range(args.seed, args.seed + count))

@@ -206,6 +206,10 @@ WEIRD_IDS = (
     "\ud83d",
     "call_",
     "abc123XYZ",
+    # Invalid for every target's rule, whoever issued them.
+    "toolu_\u00e9",
+    "toolu/../x",
+    "toolu_" + "a" * 200,
 )
 
 STRINGS = st.sampled_from(
@@ -243,7 +247,7 @@ RANDOM_ISSUERS: tuple[tuple[str | None, str, str], ...] = (
 
 @st.composite
 def blocks(draw: st.DrawFn, ids: Sequence[str], api: str, counter: list[int]) -> ContentBlock:
-    kind = draw(st.sampled_from(["thinking", "text", "call", "call", "provider"]))
+    kind = draw(st.sampled_from(["thinking", "text", "call", "call", "provider", "provider"]))
     if kind == "thinking":
         return ThinkingBlock(draw(STRINGS), draw(SIGS), draw(st.booleans()))
     if kind == "text":
@@ -261,17 +265,51 @@ def blocks(draw: st.DrawFn, ids: Sequence[str], api: str, counter: list[int]) ->
             draw(st.sampled_from([None, None, "incomplete"])),
         )
     counter[0] += 1
-    pkind = draw(st.sampled_from(["server_tool_use", "custom_tool_call", "web_search_call"]))
+    pkind = draw(st.sampled_from(PROVIDER_KINDS))
+    data: dict[str, Any] = {"id": f"it_{counter[0]}", "name": "sql", "input": "a\ud83d"}
+    if pkind in ("custom_tool_call", "tool_search_call"):
+        # A verbatim call_id, sometimes one that another turn uses too.
+        data["call_id"] = draw(st.sampled_from([f"ctc_{counter[0]}", "call_X"]))
+    if pkind == "tool_search_call":
+        data["execution"] = draw(st.sampled_from(["client", "server"]))
     return ProviderBlock(
-        draw(st.sampled_from([api, "openai-responses", "anthropic-messages"])),
-        pkind,
-        {"call_id": f"ctc_{counter[0]}", "name": "sql", "input": "a\ud83d"},
+        draw(st.sampled_from([api, "openai-responses", "anthropic-messages"])), pkind, data
     )
 
 
+#: Provider block kinds of random messages: server items (no ``call_id``),
+#: client-executed ones, and a tool search run by either side.
+PROVIDER_KINDS = (
+    "server_tool_use",
+    "custom_tool_call",
+    "custom_tool_call",
+    "web_search_call",
+    "tool_search_call",
+)
+
+
+def client_calls(message: AssistantMessage) -> list[tuple[str, str]]:
+    """(id, name) of every call a result may answer, restated from the wire
+    rule (providers.md §2): tool calls, and Responses items with a
+    ``call_id`` that are not server-executed (no output item is generated)."""
+    return [
+        (b.id, b.name) if isinstance(b, ToolCallBlock) else (str(b.data["call_id"]), "sql")
+        for b in message.content
+        if isinstance(b, ToolCallBlock)
+        or (
+            isinstance(b, ProviderBlock)
+            and b.api == "openai-responses"
+            and "call_id" in b.data
+            and b.data.get("execution") != "server"
+        )
+    ]
+
+
 @st.composite
-def histories(draw: st.DrawFn) -> list[Message]:
-    """Random conversations: turns from many issuers with reused, weird and
+def histories(
+    draw: st.DrawFn, issuers: Sequence[tuple[str | None, str, str]] = RANDOM_ISSUERS
+) -> list[Message]:
+    """Random conversations: turns from ``issuers`` with reused, weird and
     duplicate ids, results that answer, repeat, miss or arrive late.
     """
     counter = [0]
@@ -284,18 +322,12 @@ def histories(draw: st.DrawFn) -> list[Message]:
         if kind == "stray":
             out.append(ToolResultMessage(draw(st.sampled_from(WEIRD_IDS)), "bash", draw(STRINGS)))
             continue
-        provider, api, model = draw(st.sampled_from(RANDOM_ISSUERS))
+        provider, api, model = draw(st.sampled_from(list(issuers)))
         content = draw(st.lists(blocks(WEIRD_IDS, api, counter), max_size=5))
         stop = draw(st.sampled_from(list(StopReason)))
-        out.append(
-            AssistantMessage(tuple(content), api, model, stop, None, USAGE, None, provider, None)
-        )
-        answerable = [
-            (b.id, b.name) if isinstance(b, ToolCallBlock) else (str(b.data["call_id"]), "sql")
-            for b in content
-            if isinstance(b, ToolCallBlock)
-            or (isinstance(b, ProviderBlock) and b.kind == "custom_tool_call")
-        ]
+        turn = AssistantMessage(tuple(content), api, model, stop, None, USAGE, None, provider, None)
+        out.append(turn)
+        answerable = client_calls(turn)
         if answerable:
             picks = draw(st.lists(st.sampled_from(answerable), max_size=len(answerable) + 1))
             for call_id, name in picks:

@@ -3,15 +3,19 @@ run bytes through the normalizer under a given chunking."""
 
 from __future__ import annotations
 
+import binascii
+import json
 import os
 import random
+import struct
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from streamnorm import ContentBlock, Done, Error, Event, ToolCallBlock
+from streamnorm.apis import ApiName, resolve_api
 from streamnorm.normalizer import StreamNormalizer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -21,6 +25,16 @@ FIXTURES = Path(os.environ.get("STREAMNORM_FIXTURES") or REPO.parent / "shared" 
 #: The read-only APIs recorded one level down, each in its own folder.
 EXTRA_FIXTURES = FIXTURES / "extra-apis"
 APIS = ("anthropic-messages", "openai-responses", "openai-completions", "google-generative-ai")
+
+#: The api each folder of ``EXTRA_FIXTURES`` holds.
+EXTRA_APIS = {
+    "bedrock-converse-stream": "bedrock-converse-stream",
+    "bedrock-invoke-stream": "bedrock-invoke-stream",
+    "ollama-chat": "ollama-chat",
+    "gemini-json-array": "google-generative-ai",
+    "cohere-chat": "cohere-chat",
+    "mistral-chat": "openai-completions",
+}
 
 needs_fixtures = pytest.mark.skipif(
     not FIXTURES.is_dir(),
@@ -36,12 +50,36 @@ def fixture_paths(api: str | None = None) -> list[Path]:
     return sorted(p for a in apis for p in (FIXTURES / a).glob("*.sse"))
 
 
+def extra_fixture_paths(folder: str) -> list[Path]:
+    """Every fixture in one folder of ``EXTRA_FIXTURES``, sorted; [] when absent."""
+    return sorted(p for p in (EXTRA_FIXTURES / folder).glob("*") if p.is_file())
+
+
+def extra_api_of(path: Path) -> str:
+    """The api of a fixture in ``EXTRA_FIXTURES``."""
+    return EXTRA_APIS[path.parent.name]
+
+
+def assert_chunk_invariant(data: bytes, api: str, seed: str) -> list[Event]:
+    """The events of ``data``: exactly one terminal event, and the same
+    events whole, one byte at a time, under five seeded random chunkings and
+    with ``api="auto"``."""
+    whole = run([data], api)
+    terminal(whole)
+    expected = dicts(whole)
+    rng = random.Random(seed)
+    for chunks in (split_every(data, 1), *(random_split(data, rng) for _ in range(5))):
+        assert dicts(run(chunks, api)) == expected
+    assert dicts(run([data], "auto")) == expected
+    return whole
+
+
 def fixture_id(path: Path) -> str:
     return f"{path.parent.name}/{path.name}"
 
 
-def api_of(path: Path) -> str:
-    return path.parent.name
+def api_of(path: Path) -> ApiName:
+    return cast("ApiName", path.parent.name)
 
 
 def load(name: str) -> bytes:
@@ -64,7 +102,7 @@ def random_split(data: bytes, rng: random.Random, max_size: int = 64) -> list[by
 
 def run(chunks: Iterable[bytes], api: str = "auto", **options: Any) -> list[Event]:
     """All events of a stream fed as ``chunks``, flush included."""
-    n = StreamNormalizer(api, **options)
+    n = StreamNormalizer(resolve_api(api, allow_auto=True), **options)
     events: list[Event] = []
     for chunk in chunks:
         events.extend(n.feed(chunk))
@@ -116,3 +154,49 @@ def all_calls(blocks: Sequence[ContentBlock]) -> list[ToolCallBlock]:
     calls = [b for b in blocks if isinstance(b, ToolCallBlock)]
     assert len(calls) == len(blocks), blocks
     return calls
+
+
+# -- AWS event-stream frames (Bedrock), written independently of the decoder --
+
+
+def aws_frame(headers: dict[str, Any], payload: bytes = b"") -> bytes:
+    """One ``application/vnd.amazon.eventstream`` frame. Header values: bool,
+    int (int32), bytes, str, or ``(type_byte, raw_value_bytes)`` for any
+    other type."""
+    block = bytearray()
+    for name, value in headers.items():
+        raw = name.encode()
+        block += bytes([len(raw)]) + raw
+        if isinstance(value, tuple):
+            block += bytes([value[0]]) + value[1]
+        elif isinstance(value, bool):
+            block += b"\x00" if value else b"\x01"
+        elif isinstance(value, int):
+            block += b"\x04" + struct.pack(">i", value)
+        else:
+            data = value.encode() if isinstance(value, str) else value
+            block += (b"\x07" if isinstance(value, str) else b"\x06") + struct.pack(">H", len(data))
+            block += data
+    total = 16 + len(block) + len(payload)
+    prelude = struct.pack(">II", total, len(block))
+    head = prelude + struct.pack(">I", binascii.crc32(prelude)) + bytes(block) + payload
+    return head + struct.pack(">I", binascii.crc32(head))
+
+
+def aws_event(event_type: str, payload: dict[str, Any]) -> bytes:
+    """An event frame with a JSON payload, as Bedrock sends them."""
+    headers = {
+        ":event-type": event_type,
+        ":content-type": "application/json",
+        ":message-type": "event",
+    }
+    return aws_frame(headers, json.dumps(payload).encode())
+
+
+def aws_frame_ends(data: bytes) -> list[int]:
+    """The offsets where the frames of ``data`` end (from the total lengths)."""
+    ends, pos = [], 0
+    while pos < len(data):
+        pos += int.from_bytes(data[pos : pos + 4], "big")
+        ends.append(pos)
+    return ends

@@ -25,10 +25,11 @@ from streamnorm import (
     ToolCallDelta,
     Usage,
 )
+from streamnorm.apis import ApiName
 
 from .support import final, fixture_id, fixture_paths, load, needs_fixtures, run_bytes
 
-API = "anthropic-messages"
+API: ApiName = "anthropic-messages"
 
 # What each recording ends with, read from its final message_delta (all 25
 # recordings are complete streams ending in message_stop).

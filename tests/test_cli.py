@@ -242,7 +242,8 @@ def test_upstream_error_exits_1() -> None:
         "normalize", "-", stdin=b'{"error": {"type": "rate_limit_error", "message": "Slow down"}}'
     )
     assert proc.returncode == 1
-    (event,) = json_lines(proc)
+    start, event = json_lines(proc)  # Start is first, also of an error body
+    assert start["type"] == "start"
     assert (event["kind"], event["code"], event["reason"]) == (
         "upstream", "rate_limit_error", "Slow down",
     )  # fmt: skip
@@ -253,7 +254,8 @@ def test_garbage_input() -> None:
     html = b"<!DOCTYPE html>\n<html><body><h1>502 Bad Gateway</h1>\n\x00\xff\xfe</body></html>\n"
     proc = cli("normalize", "-", stdin=html)
     assert proc.returncode == 1
-    (event,) = json_lines(proc)
+    start, event = json_lines(proc)
+    assert start == {"type": "start", "api": "unknown", "model": None, "response_id": None}
     assert (event["type"], event["kind"]) == ("error", "protocol")
     assert "protocol" in one_error_line(proc)
 
@@ -289,10 +291,10 @@ def test_unreadable_file(tmp_path: Path) -> None:
 
 
 def test_unknown_api() -> None:
-    proc = cli("normalize", "--api", "bedrock", "sample:anthropic")
+    proc = cli("normalize", "--api", "watsonx", "sample:anthropic")
     assert proc.returncode == 2
     line = one_error_line(proc)
-    assert "unknown api 'bedrock'" in line and "anthropic-messages" in line
+    assert "unknown api 'watsonx'" in line and "anthropic-messages" in line
     assert not proc.stdout
 
 
@@ -389,9 +391,43 @@ def test_broken_pipe_is_quiet() -> None:
     assert status in (0, 141)
 
 
-@needs_fixtures
-def test_broken_pipe_on_a_large_file() -> None:
-    path = FIXTURES / "openai-responses" / "host-xai-reasoning-summary.sse"
+def _pipe_capacity_bound() -> int:
+    """The most a pipe can ever buffer on this system (Linux: pipe-max-size)."""
+    try:
+        return int(Path("/proc/sys/fs/pipe-max-size").read_text())
+    except (OSError, ValueError):
+        return 1 << 20
+
+
+def _many_text_deltas(count: int) -> bytes:
+    """An Anthropic stream of ``count`` one-word text deltas."""
+    head = (
+        b'event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":"message",'
+        b'"role":"assistant","model":"c","content":[],"usage":{"input_tokens":1,"output_tokens":0}}}\n\n'
+        b'event: content_block_start\ndata: {"type":"content_block_start","index":0,'
+        b'"content_block":{"type":"text","text":""}}\n\n'
+    )
+    delta = (
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"text_delta","text":"word "}}\n\n'
+    )
+    tail = (
+        b'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n'
+        b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},'
+        b'"usage":{"output_tokens":1}}\n\n'
+        b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+    )
+    return head + delta * count + tail
+
+
+def test_broken_pipe_on_a_large_file(tmp_path: Path) -> None:
+    # The events of this stream are several times more than any pipe can
+    # hold, so the command cannot finish before it meets the closed pipe.
+    count = 4 * _pipe_capacity_bound() // 40
+    path = tmp_path / "long.sse"
+    path.write_bytes(_many_text_deltas(count))
+    line = json.dumps(in_process(_many_text_deltas(1))[1], separators=(",", ":"))
+    assert count * len(line) > 2 * _pipe_capacity_bound()
     proc = subprocess.Popen([*CMD, "normalize", str(path)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)  # fmt: skip
     assert proc.stdout is not None and proc.stderr is not None
@@ -399,6 +435,77 @@ def test_broken_pipe_on_a_large_file() -> None:
     proc.stdout.close()
     assert proc.wait(30) == 141
     assert proc.stderr.read() == b""
+
+
+OUTPUT_COMMANDS = [
+    ["normalize", "sample:anthropic"],
+    ["normalize", "--final", "sample:anthropic"],
+    ["render", "sample:anthropic"],
+    ["inspect", "--quick", "sample:anthropic"],
+    ["demo"],
+    ["--help"],
+    ["--version"],
+]
+
+
+@pytest.mark.parametrize("args", OUTPUT_COMMANDS, ids=lambda a: "-".join(a[:2]))
+def test_closed_stdout_is_an_output_error(args: list[str]) -> None:
+    proc = subprocess.run(
+        ["sh", "-c", 'exec "$@" >&-', "sh", *CMD, *args],
+        capture_output=False,
+        stderr=subprocess.PIPE,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 74, proc.stderr
+    assert "stdout is closed" in one_error_line(proc)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+@pytest.mark.parametrize("args", OUTPUT_COMMANDS, ids=lambda a: "-".join(a[:2]))
+def test_full_output_device_is_an_output_error(args: list[str]) -> None:
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run(
+            [*CMD, *args], stdout=full, stderr=subprocess.PIPE, timeout=60, check=False
+        )
+    assert proc.returncode == 74, proc.stderr
+    assert "cannot write the output" in one_error_line(proc)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["normalize", "--chunk-size", str(10**12), "sample:chat"],
+        ["render", "--delay", str(10**12), "sample:chat"],
+        ["demo", "--width", str(10**9)],
+        ["inspect", "--chunkings", str(10**9), "sample:chat"],
+        ["inspect", "--max-bytes", str(10**15), "sample:chat"],
+    ],
+    ids=lambda a: a[1],
+)
+def test_absurd_option_values_are_rejected_at_parse_time(args: list[str]) -> None:
+    proc = cli(*args)
+    assert proc.returncode == 2
+    line = one_error_line(proc)
+    assert f"argument {args[1]}" in line and "at most" in line
+    assert not proc.stdout
+
+
+def test_demo_width_from_an_absurd_terminal_is_bounded() -> None:
+    proc = cli("demo", env={"COLUMNS": str(10**9)})
+    assert proc.returncode == 0, proc.stderr
+    assert max(len(line) for line in proc.stdout.decode().splitlines()) <= 1000
+
+
+def test_inspect_of_an_endless_input_is_bounded() -> None:
+    proc = cli("inspect", "--max-bytes", "1000000", "/dev/zero")
+    assert proc.returncode == 2
+    line = one_error_line(proc)
+    assert "/dev/zero" in line and "1000000 bytes" in line and "--max-bytes" in line
+    # the default limit holds too
+    proc = cli("inspect", "--quick", "/dev/zero")
+    assert proc.returncode == 2
+    assert "--max-bytes" in one_error_line(proc)
 
 
 # --------------------------------------------------------------------------
@@ -530,6 +637,7 @@ def test_render_truncated_stream(tmp_path: Path) -> None:
     out = proc.stdout.decode()
     assert "error (truncated)" in out
     assert "Let me check" in out
+    assert "the stream ended in an error (truncated)" in one_error_line(proc)
 
 
 @needs_fixtures
@@ -588,3 +696,43 @@ def test_in_process_main_matches(capsys: pytest.CaptureFixture[str]) -> None:
     assert message == json.loads(json.dumps(terminal.message.to_dict()))
     assert main(["normalize", "--api", "nope", "sample:anthropic"]) == 2
     assert "unknown api 'nope'" in capsys.readouterr().err
+
+
+def test_max_stream_bytes_option_applies_and_lifts() -> None:
+    proc = cli("normalize", "--final", "--max-stream-bytes", "100", "sample:anthropic")
+    assert proc.returncode == 1
+    assert "max_stream_bytes" in one_error_line(proc)
+    assert json.loads(proc.stdout)["stop_reason"] == "error"
+    assert cli("render", "--max-stream-bytes", "none", "sample:anthropic").returncode == 0
+    proc = cli("inspect", "--json", "--quick", "--max-stream-bytes", "100", "sample:anthropic")
+    assert json.loads(proc.stdout)["error"]["kind"] == "limit"
+
+
+@needs_fixtures
+def test_a_choice_the_stream_does_not_have_is_an_error_naming_its_choices() -> None:
+    path = FIXTURES / "openai-completions" / "openai-multiple-choices-n3.sse"
+    events = in_process(path.read_bytes(), api="openai-completions", choice=5)
+    end = events[-1]
+    assert end["type"] == "error" and end["kind"] == "protocol", end
+    assert "choice 5" in end["reason"] and "0, 1, 2" in end["reason"]
+    assert end["message"]["content"] == [] and end["message"]["stop_reason"] == "error"
+    proc = cli("normalize", "--final", "--choice", "5", str(path))
+    assert proc.returncode == 1
+    assert "choice 5" in one_error_line(proc) and "0, 1, 2" in one_error_line(proc)
+    for choice in (0, 1, 2):  # every choice it has is still read
+        last = in_process(path.read_bytes(), api="openai-completions", choice=choice)[-1]
+        assert last["type"] == "done" and last["message"]["content"], choice
+
+
+def test_a_choice_absent_from_a_stream_without_done_marker_is_an_error_too() -> None:
+    chunk = {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"content": "hi"}}]}
+    stop = {
+        "id": "c",
+        "model": "m",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+    }
+    body = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in (chunk, stop))
+    assert in_process(body, api="openai-completions", choice=0)[-1]["type"] == "done"
+    end = in_process(body, api="openai-completions", choice=1)[-1]
+    assert end["type"] == "error" and end["kind"] == "protocol"
+    assert "choice 1" in end["reason"] and "choices: 0" in end["reason"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import json
 import random
 import sys
@@ -30,6 +31,7 @@ from streamnorm import (
     Error,
     Event,
     NormalizationError,
+    Start,
     StopReason,
     TextBlock,
     TextDelta,
@@ -39,23 +41,28 @@ from streamnorm import (
     anormalize,
     normalize,
 )
+from streamnorm.apis import ApiName
 from streamnorm.normalizer import StreamNormalizer
 from streamnorm.sse import SSEDecoder
 
 from .support import api_of, fixture_id, fixture_paths, load, needs_fixtures, run_bytes, terminal
 
 ALL = fixture_paths()
-#: Fixtures below this size are cut at every byte offset, larger ones at
-#: SAMPLED_OFFSETS random offsets (seeded by the file name).
-EVERY_OFFSET_BELOW = 20 * 1024
-SAMPLED_OFFSETS = 500
+#: Every fixture is cut around every SSE event boundary (the bytes where a
+#: cut changes what counts as received), at one seeded offset inside each
+#: event, and at SAMPLED_OFFSETS further seeded offsets anywhere; the seeds
+#: are the file name, so the offsets are the same on every run.
+BOUNDARY_SPREAD = (-2, -1, 0, 1, 2)
+SAMPLED_OFFSETS = 200
+#: Cuts per fixture also run from scratch, to check the shortcut below.
+DIRECT_CUTS = 20
 
 
 # --------------------------------------------------------------------------
 # Truncation at every offset
 
 
-def _stop_signal(api: str, payload: Any) -> bool:
+def _stop_signal(api: ApiName, payload: Any) -> bool:
     """Whether ``payload`` carries a stop value of choice / candidate 0 that
     makes end of input a normal end (providers.md §7). Independent of the
     decoders on purpose."""
@@ -87,7 +94,7 @@ class _Reference:
     """A fixture fed one complete SSE event at a time: the events emitted
     after each, and whether a stop value had arrived by then."""
 
-    def __init__(self, data: bytes, api: str) -> None:
+    def __init__(self, data: bytes, api: ApiName) -> None:
         self.blocks = split_blocks(data)
         self.ends: list[int] = []
         self.counts = [0]
@@ -143,8 +150,7 @@ def _complete(data: str) -> bool:
 _TAIL_EVENTS = (BlockEnd, NormalizationError, ToolCallDelta, UsageUpdate)
 
 
-def _check_cut(data: bytes, api: str, ref: _Reference, cut: int) -> None:
-    events = run_bytes(data[:cut], api)
+def _check_cut(data: bytes, api: ApiName, ref: _Reference, cut: int, events: list[Event]) -> None:
     end = terminal(events)
     k = ref.complete_blocks(data, cut)
     expected = ref.events[: ref.counts[k]]
@@ -154,6 +160,8 @@ def _check_cut(data: bytes, api: str, ref: _Reference, cut: int) -> None:
         assert len(events) == len(expected), f"cut {cut}: events after the terminal"
         return
     tail = events[len(expected) : -1]
+    if not expected and tail and isinstance(tail[0], Start):
+        tail = tail[1:]  # Start is first also when no event was complete
     assert all(isinstance(e, _TAIL_EVENTS) for e in tail), (cut, tail)
     if ref.stopped[k] and api in ("openai-completions", "google-generative-ai"):
         assert isinstance(end, Done) or end.kind == "upstream", (cut, end)
@@ -165,11 +173,31 @@ def _check_cut(data: bytes, api: str, ref: _Reference, cut: int) -> None:
             assert e.block.error == "incomplete", f"cut {cut}: an open tool call looks whole"
 
 
-def _offsets(path: Path, size: int) -> list[int]:
-    if size < EVERY_OFFSET_BELOW:
-        return list(range(size + 1))
+def _offsets(path: Path, ref: _Reference, size: int) -> list[int]:
     rng = random.Random(path.name)
-    return sorted({0, size, *rng.sample(range(size), SAMPLED_OFFSETS)})
+    cuts = {0, size, *rng.sample(range(size), min(size, SAMPLED_OFFSETS))}
+    start = 0
+    for end in ref.ends:
+        cuts.update(end + d for d in BOUNDARY_SPREAD)
+        if end - start > 1:
+            cuts.add(rng.randrange(start + 1, end))
+        start = end
+    return sorted(c for c in cuts if 0 <= c <= size)
+
+
+def _cut_streams(data: bytes, api: ApiName, cuts: list[int]) -> Iterator[tuple[int, list[Event]]]:
+    """``(cut, events of data[:cut] then end of input)`` for each cut, in
+    order. The bytes are fed once; each cut's end of input is a copy of the
+    normalizer at that point, flushed. By chunk invariance (tests/test_fixtures)
+    this is what ``run_bytes(data[:cut])`` gives, at O(size + cuts × state)
+    instead of O(size × cuts)."""
+    normalizer = StreamNormalizer(api)
+    events: list[Event] = []
+    fed = 0
+    for cut in cuts:
+        events += normalizer.feed(data[fed:cut])
+        fed = cut
+        yield cut, events + copy.deepcopy(normalizer).flush()
 
 
 @needs_fixtures
@@ -179,8 +207,12 @@ def test_truncation_at_every_offset(path: Path) -> None:
     api = api_of(path)
     ref = _Reference(data, api)
     assert ref.events == run_bytes(data, api)[: len(ref.events)]
-    for cut in _offsets(path, len(data)):
-        _check_cut(data, api, ref, cut)
+    cuts = _offsets(path, ref, len(data))
+    direct = set(random.Random(path.name).sample(cuts, min(len(cuts), DIRECT_CUTS)))
+    for cut, events in _cut_streams(data, api, cuts):
+        if cut in direct:  # the copy-and-flush shortcut agrees with a fresh run
+            assert events == run_bytes(data[:cut], api), f"cut {cut}"
+        _check_cut(data, api, ref, cut, events)
 
 
 def test_reference_counts_a_final_event_without_its_blank_line() -> None:
@@ -244,7 +276,8 @@ def test_abort_at_every_tenth_of_a_stream(path: Path) -> None:
 
 def test_abort_before_any_byte_and_after_the_end() -> None:
     n = StreamNormalizer("openai-responses", model="gpt-x")
-    (error,) = n.abort()
+    start, error = n.abort()
+    assert isinstance(start, Start) and start.api == "openai-responses"
     assert isinstance(error, Error) and error.kind == "aborted"
     assert error.message.content == () and error.message.model == "gpt-x"
     done = StreamNormalizer("openai-completions")
@@ -346,7 +379,7 @@ def test_base_exceptions_and_thrown_exceptions_are_not_source_errors() -> None:
 
 def test_programming_errors_raise() -> None:
     with pytest.raises(ValueError):
-        StreamNormalizer("no-such-api")
+        StreamNormalizer("no-such-api")  # type: ignore[arg-type]
     n = StreamNormalizer("anthropic-messages")
     n.flush()
     with pytest.raises(RuntimeError):

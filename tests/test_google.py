@@ -28,6 +28,7 @@ from streamnorm import (
     ToolCallDelta,
     Usage,
 )
+from streamnorm.apis import ApiName
 from streamnorm.normalizer import StreamNormalizer
 
 from .support import (
@@ -45,7 +46,7 @@ from .support import (
     terminal,
 )
 
-API = "google-generative-ai"
+API: ApiName = "google-generative-ai"
 PATHS = fixture_paths(API)
 
 
@@ -643,20 +644,13 @@ def test_no_finish_reason_is_truncated() -> None:
     assert end.message.raw_stop_reason is None
 
 
-def test_json_array_body_is_a_protocol_error() -> None:
-    # A request without alt=sse answers with one JSON array.
-    body = json.dumps(
-        [chunk({"text": "hi"}), chunk({"text": "!"}, finish="STOP")], indent=2
-    ).encode()
-    end = final(body)
-    assert isinstance(end, Error) and end.kind == "protocol"
-    assert end.message.content == ()
-
-
-def test_json_array_body_is_a_protocol_error_with_explicit_api() -> None:
-    body = json.dumps([chunk({"text": "hi"}, finish="STOP")], indent=2).encode()
-    end = final(body, API)
-    assert isinstance(end, Error) and end.kind == "protocol"
+def test_json_array_body_is_read_like_the_sse_stream() -> None:
+    # A request without alt=sse answers with one streamed JSON array (DESIGN.md §2).
+    chunks = [chunk({"text": "hi"}), chunk({"text": "!"}, finish="STOP")]
+    body = json.dumps(chunks, indent=2).encode()
+    for api in ("auto", API):
+        assert dicts(run_bytes(body, api)) == dicts(run_bytes(sse(*chunks), api))
+    assert done(events_of(body)).content == (TextBlock("hi!"),)
 
 
 def test_data_without_space_after_colon() -> None:

@@ -113,6 +113,7 @@ TOKENS = [
     ":",
     "f(a=1)",
     "get(x='[')",
+    "a(",
     "(",
     ")",
     # names and prose
@@ -120,6 +121,8 @@ TOKENS = [
     "get_x",
     " ",
     "\n",
+    "\t",
+    "\x1f",
     "hello",
     "é日",
     "<",
@@ -187,3 +190,17 @@ def test_empty_and_whitespace(dialect: str) -> None:
     assert get_parser(dialect).parse_all("") == ParserOutput()
     out = get_parser(dialect).parse_all(" \n ")
     assert out.text in ("", " \n ") and not out.calls
+
+
+@pytest.mark.parametrize("dialect", ["llama3_json", "pythonic"])
+@pytest.mark.parametrize("gap", [" ", "\n", "\x1f", "\t "])
+def test_a_call_broken_by_a_stray_closer_reads_the_same_in_any_pieces(
+    dialect: str, gap: str
+) -> None:
+    """``<|python_tag|>a( ]``: the text before the stray ``]`` belongs to the
+    broken call whether it arrived with the ``]`` or before it."""
+    text = f"<|python_tag|>a({gap}]"
+    whole = fold(dialect, [text])
+    assert same(fold(dialect, list(text)), whole)
+    for cut in range(len(text) + 1):
+        assert same(fold(dialect, [text[:cut], text[cut:]]), whole), cut

@@ -237,7 +237,7 @@ def test_registry() -> None:
     with pytest.raises(ValueError, match="hermes"):
         get_parser("nope")
     with pytest.raises(TypeError):
-        get_parser("hermes", colour="red")
+        get_parser("hermes", colour="red")  # type: ignore[call-arg]
     with pytest.raises(ValueError):
         get_parser("hermes", calls_in_reasoning="sometimes")
     with pytest.raises(ValueError):
@@ -315,3 +315,20 @@ def test_argument_bytes_kept_as_generated() -> None:
     )
     assert out.calls[0].arguments == args
     assert list(json.loads(args)) == ["z", "a", "m"]
+
+
+def test_every_dialect_is_one_row_of_the_table() -> None:
+    from streamnorm.inline import DIALECTS
+    from streamnorm.inline.base import ParserKeywords
+    from streamnorm.inline.registry import _by_name
+
+    assert parser_names() == [d.name for d in DIALECTS]
+    for dialect in DIALECTS:
+        options: ParserKeywords = (
+            {"open": "<c>", "close": "</c>"} if dialect.name == "delimited" else {}
+        )
+        for key in (dialect.name, *dialect.aliases):
+            parser = get_parser(key, **options)
+            assert isinstance(parser, ToolCallParser), key
+    with pytest.raises(ValueError, match="'hermes' listed twice"):
+        _by_name((DIALECTS[2], DIALECTS[2]))

@@ -7,11 +7,13 @@ directly; one test runs a real recorded fixture through ``normalize`` first.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
 from streamnorm import normalize
+from streamnorm.apis import ApiName
 from streamnorm.events import (
     BlockEnd,
     Done,
@@ -41,7 +43,7 @@ from .support import FIXTURES
 from .test_inline_samples import run_stream, upstream
 
 CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
-API = "openai-completions"
+API: ApiName = "openai-completions"
 
 
 def message(
@@ -455,3 +457,48 @@ def test_passthrough_fixture_matches_upstream() -> None:
     assert isinstance(up[-1], Done) and isinstance(out[-1], Done)
     assert out[-1].message == up[-1].message
     assert [e.to_dict() for e in out] == [e.to_dict() for e in up]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "diagnostic"),
+    [('{"a": 1,}', "invalid_tool_arguments"), ('{"s": "tab\there"}', "repaired_arguments")],
+)
+def test_inline_calls_are_finalised_as_native_ones(arguments: str, diagnostic: str) -> None:
+    """One accumulator: broken or repaired arguments are reported the same
+    way whether the server structured the call or the model wrote it inline."""
+    inline = run_stream(
+        "hermes", upstream([f'<tool_call>{{"name": "f", "arguments": {arguments}}}</tool_call>'])
+    )
+    relayed_natively = list(normalize([_completions_call(arguments)], api=API))
+    for events in (inline, relayed_natively):
+        kinds = [e.kind for e in events if isinstance(e, NormalizationError)]
+        assert kinds == [diagnostic], events
+        done = events[-1]
+        assert isinstance(done, Done)
+        (call,) = (b for b in done.content if isinstance(b, ToolCallBlock))
+        assert (call.error is None) == (diagnostic == "repaired_arguments")
+
+
+def _completions_call(arguments: str) -> bytes:
+    """A Chat Completions stream of one structured call with ``arguments``."""
+    delta = {
+        "tool_calls": [
+            {
+                "index": 0,
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "f", "arguments": arguments},
+            }
+        ]
+    }
+    chunks = [
+        {"id": "r", "model": "m", "choices": [{"index": 0, "delta": delta}]},
+        {
+            "id": "r",
+            "model": "m",
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
+        },
+    ]
+    return (
+        b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+    )

@@ -9,6 +9,7 @@ pauses, under several framings:
 * ``length`` — ``Content-Length``;
 * ``cut`` / ``cutclose`` — the server drops the connection mid-body;
 * ``stall`` — the server stops sending mid-body and holds the connection;
+* ``badchunk`` — as ``stall``, after a malformed chunk-size line (``zz``);
 * ``gate`` / ``gateclose`` — the server sends the first part and waits until
   the client has produced an event from it: proves events come out while the
   body is still arriving, not after it ended.
@@ -18,6 +19,7 @@ No client library is mocked. Every client has a timeout of at most 2 s.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import re
@@ -32,9 +34,21 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from streamnorm import Done, Error, Event, Start
+from streamnorm import (
+    AssistantMessage,
+    Done,
+    Error,
+    Event,
+    Start,
+    ThinkingBlock,
+    ToolResultMessage,
+    UserMessage,
+)
 from streamnorm import samples as sample_streams
+from streamnorm.apis import ApiName
+from streamnorm.messages import Message
 from streamnorm.normalizer import normalize
+from streamnorm.sanitize import sanitize_messages_for_target, validate_history_for_target
 
 from .support import FIXTURES, needs_fixtures
 
@@ -46,6 +60,8 @@ from streamnorm.integrations import aiohttp as sn_aiohttp  # noqa: E402
 from streamnorm.integrations import httpx as sn_httpx  # noqa: E402
 from streamnorm.integrations import requests as sn_requests  # noqa: E402
 from streamnorm.integrations import sdk as sn_sdk  # noqa: E402
+from streamnorm.integrations.hosts import provider_for_url, with_provider  # noqa: E402
+from streamnorm.integrations.idle import IdleTimeout, idle_limited  # noqa: E402
 
 TIMEOUT = 2.0  # the longest any client here may wait for anything
 STALL_READ_TIMEOUT = 0.4  # the read timeout used against the stalling server
@@ -66,8 +82,14 @@ def source_bytes(api: str, name: str) -> bytes:
     return (FIXTURES / api / name).read_bytes()
 
 
+#: The ``provider`` the adapters record for this server: the host they talked to.
+LOOPBACK = "127.0.0.1"
+
+
 def expected(data: bytes) -> list[dict[str, Any]]:
-    return [e.to_dict() for e in normalize([data])]
+    """The events of ``data`` read in memory, labelled with the server's host
+    as an adapter labels them."""
+    return [e.to_dict() for e in normalize([data], provider=LOOPBACK)]
 
 
 def as_dicts(events: list[Event]) -> list[dict[str, Any]]:
@@ -126,7 +148,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
 
         stop_at = len(data)
-        if mode in ("cut", "cutclose", "stall"):
+        if mode in ("cut", "cutclose", "stall", "badchunk"):
             stop_at = len(data) // 2
         gate_at = len(data) // 3 if mode in ("gate", "gateclose") else -1
         rng = random.Random(len(data))
@@ -145,7 +167,14 @@ class _Handler(BaseHTTPRequestHandler):
                 pieces += 1
                 if pieces % 4 == 0:
                     time.sleep(0.001)
-            if mode == "stall":
+            if mode == "badchunk":
+                # Once the client has the headers and the first pieces: a
+                # malformed line parsed with the headers fails the request.
+                self.wfile.flush()
+                time.sleep(0.1)
+                self.wfile.write(b"zz\r\n")
+                self.wfile.flush()
+            if mode in ("stall", "badchunk"):
                 self.server.stop.wait(5 * TIMEOUT)
                 self.close_connection = True
                 return
@@ -241,7 +270,9 @@ TIMED_OUT = r"timed? ?out"
 
 
 @pytest.mark.parametrize(("api", "name"), cases())
-def test_httpx_sync_streams_equal_in_memory_result(server: _Server, api: str, name: str) -> None:
+def test_httpx_sync_streams_equal_in_memory_result(
+    server: _Server, api: ApiName, name: str
+) -> None:
     with (
         httpx.Client(timeout=TIMEOUT) as client,
         client.stream("POST", server.url("chunked", api, name), json={"stream": True}) as r,
@@ -264,7 +295,7 @@ def test_httpx_sync_other_framings(server: _Server, mode: str) -> None:
 
 @pytest.mark.parametrize(("api", "name"), cases())
 async def test_httpx_async_streams_equal_in_memory_result(
-    server: _Server, api: str, name: str
+    server: _Server, api: ApiName, name: str
 ) -> None:
     async with (
         httpx.AsyncClient(timeout=TIMEOUT) as client,
@@ -369,6 +400,66 @@ async def test_httpx_async_read_timeout_is_a_truncated_error(server: _Server) ->
     assert_truncated(events, TIMED_OUT)
 
 
+async def test_httpx_async_idle_timeout_is_a_truncated_error(server: _Server) -> None:
+    started = time.monotonic()
+    timeout = httpx.Timeout(TIMEOUT, read=None)  # no read timeout: only the idle one
+    async with (
+        httpx.AsyncClient(timeout=timeout) as client,
+        client.stream("GET", server.url("stall", "google-generative-ai", "sample")) as r,
+    ):
+        events = [e async for e in sn_httpx.aiter_events(r, idle_timeout=IDLE)]
+    assert time.monotonic() - started < TIMEOUT
+    assert_truncated(events, r"IdleTimeout: .*idle_timeout=0\.3")
+
+
+async def test_idle_timeout_passes_pieces_and_cancellation_through() -> None:
+    async def slow() -> AsyncIterator[bytes]:
+        yield b"a"
+        await asyncio.sleep(0.05)
+        yield b"b"
+
+    assert [p async for p in idle_limited(slow(), 0.5)] == [b"a", b"b"]
+    assert [p async for p in idle_limited(slow(), None)] == [b"a", b"b"]
+    with pytest.raises(IdleTimeout, match=r"no bytes for 0\.01 s"):
+        _ = [p async for p in idle_limited(slow(), 0.01)]
+    task = asyncio.ensure_future(_drain(idle_limited(_forever(), 5)))
+    await asyncio.sleep(0.02)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def _forever() -> AsyncIterator[bytes]:
+    yield b"x"
+    await asyncio.Event().wait()
+    yield b""  # never reached
+
+
+async def _drain(source: AsyncIterator[bytes]) -> None:
+    async for _ in source:
+        pass
+
+
+@pytest.mark.parametrize("bad", [0, -1, float("inf"), float("nan"), "1", True])
+def test_idle_timeout_rejects_bad_values_at_the_call(bad: Any) -> None:
+    with pytest.raises(ValueError, match="idle_timeout"):
+        sn_aiohttp.aiter_events(_NoBody(), idle_timeout=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="idle_timeout"):
+        sn_sdk.aiter_chunk_events(_drain_source(), idle_timeout=bad)
+
+
+class _NoBody:
+    """Stands for an ``aiohttp.ClientResponse``: never read, since the bad
+    option is refused when the adapter is called."""
+
+    url = "http://127.0.0.1/"
+    content: Any = None
+
+
+async def _drain_source() -> AsyncIterator[bytes]:
+    yield b""
+
+
 async def test_httpx_async_connection_cut_mid_stream(server: _Server) -> None:
     async with (
         httpx.AsyncClient(timeout=TIMEOUT) as client,
@@ -385,8 +476,8 @@ def test_httpx_error_status_with_json_body_is_an_upstream_error(server: _Server)
     ):
         assert r.status_code == 500
         events = list(sn_httpx.iter_events(r))
-    assert len(events) == 1
-    error = events[0]
+    start, error = events  # Start is first, also of an error body
+    assert isinstance(start, Start) and start.api == "anthropic-messages"
     assert isinstance(error, Error)
     assert (error.kind, error.code, error.reason) == ("upstream", "overloaded_error", "Overloaded")
 
@@ -401,7 +492,9 @@ def _aiohttp_session(sock_read: float = TIMEOUT) -> Any:
 
 
 @pytest.mark.parametrize(("api", "name"), cases())
-async def test_aiohttp_streams_equal_in_memory_result(server: _Server, api: str, name: str) -> None:
+async def test_aiohttp_streams_equal_in_memory_result(
+    server: _Server, api: ApiName, name: str
+) -> None:
     async with (
         _aiohttp_session() as session,
         session.post(server.url("chunked", api, name), json={}) as r,
@@ -461,6 +554,51 @@ async def test_aiohttp_read_timeout_is_a_truncated_error(server: _Server) -> Non
     assert_truncated(events, TIMED_OUT)
 
 
+IDLE = 0.3  # the idle timeout used against the stalling server
+
+
+async def test_aiohttp_bug_hangs_on_a_malformed_chunk_header(server: _Server) -> None:
+    """aiohttp 3.14 waits forever on a malformed chunk-size line once the body
+    has started: its ``sock_read`` timer does not fire (bounded here at 1 s)."""
+
+    async def read(r: Any) -> list[Event]:
+        return [e async for e in sn_aiohttp.aiter_events(r)]
+
+    async with (
+        _aiohttp_session(sock_read=STALL_READ_TIMEOUT) as session,
+        session.get(server.url("badchunk", "anthropic-messages", "sample")) as r,
+    ):
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(read(r), 1.0)
+
+
+@pytest.mark.parametrize("mode", ["badchunk", "stall"])
+async def test_aiohttp_idle_timeout_is_a_truncated_error(server: _Server, mode: str) -> None:
+    started = time.monotonic()
+    async with (
+        _aiohttp_session(sock_read=TIMEOUT) as session,
+        session.get(server.url(mode, "anthropic-messages", "sample")) as r,
+    ):
+        events = [e async for e in sn_aiohttp.aiter_events(r, idle_timeout=IDLE)]
+    assert time.monotonic() - started < TIMEOUT
+    error = assert_truncated(events, r"IdleTimeout: no bytes for 0\.3 s \(idle_timeout=0\.3\)")
+    assert error.message.content  # what arrived before the stall is kept
+
+
+async def test_aiohttp_idle_timeout_raises_when_asked(server: _Server) -> None:
+    events: list[Event] = []
+    async with (
+        _aiohttp_session() as session,
+        session.get(server.url("badchunk", "openai-responses", "sample")) as r,
+    ):
+        with pytest.raises(IdleTimeout):
+            async for event in sn_aiohttp.aiter_events(
+                r, raise_source_errors=True, idle_timeout=IDLE
+            ):
+                events.append(event)
+    assert_truncated(events, "idle_timeout")
+
+
 async def test_aiohttp_read_timeout_raises_when_asked(server: _Server) -> None:
     events: list[Event] = []
     async with (
@@ -478,7 +616,7 @@ async def test_aiohttp_read_timeout_raises_when_asked(server: _Server) -> None:
 
 
 @pytest.mark.parametrize(("api", "name"), cases())
-def test_requests_streams_equal_in_memory_result(server: _Server, api: str, name: str) -> None:
+def test_requests_streams_equal_in_memory_result(server: _Server, api: ApiName, name: str) -> None:
     with requests.post(
         server.url("chunked", api, name), json={}, stream=True, timeout=TIMEOUT
     ) as r:
@@ -616,7 +754,7 @@ def _file(api: str, which: str) -> str:
 @needs_openai
 @pytest.mark.parametrize("which", _names())
 def test_openai_sdk_chat_completions_with_streaming_response(server: _Server, which: str) -> None:
-    api = "openai-completions"
+    api: ApiName = "openai-completions"
     name = _file(api, which)
     client = _openai(server, "chunked", api, name)
     with client.chat.completions.with_streaming_response.create(
@@ -698,6 +836,22 @@ async def test_openai_sdk_async(server: _Server, which: str) -> None:
         events = [e async for e in sn_sdk.aiter_events(raw)]
     await client.close()
     assert as_dicts(events) == expected(source_bytes(api, name))
+
+
+@needs_openai
+async def test_openai_sdk_async_idle_timeout(server: _Server) -> None:
+    client = openai.AsyncOpenAI(
+        base_url=server.origin() + "/sse/stall/openai-completions/sample",
+        api_key="test",
+        timeout=httpx.Timeout(TIMEOUT, read=None),
+        max_retries=0,
+    )
+    async with client.chat.completions.with_streaming_response.create(
+        model="gpt-4.1", messages=OPENAI_MESSAGES, stream=True
+    ) as raw:
+        events = [e async for e in sn_sdk.aiter_events(raw, idle_timeout=IDLE)]
+    assert_truncated(events, "idle_timeout=0.3")
+    await client.close()
 
 
 @needs_openai
@@ -878,13 +1032,32 @@ async def test_async_chunk_events(server: _Server) -> None:
     assert view(events) == view(list(normalize([source_bytes(api, "sample")])))
 
 
+@needs_openai
+async def test_async_chunk_events_idle_timeout(server: _Server) -> None:
+    """The SDK's own parsed stream from a server that stalls mid-body, with
+    no read timeout: the idle timeout ends it, the chunks before kept."""
+    client = openai.AsyncOpenAI(
+        base_url=server.url("stall", "openai-completions", "sample"),
+        api_key="sk-local",
+        max_retries=0,
+        timeout=httpx.Timeout(TIMEOUT, read=None),
+    )
+    stream = await client.chat.completions.create(model="m", messages=OPENAI_MESSAGES, stream=True)
+    started = time.monotonic()
+    events = [e async for e in sn_sdk.aiter_chunk_events(stream, idle_timeout=IDLE)]
+    assert time.monotonic() - started < TIMEOUT
+    await client.close()
+    error = assert_truncated(events, r"IdleTimeout: no bytes for 0\.3 s")
+    assert error.message.content
+
+
 def _data_lines(data: bytes) -> list[str]:
     lines = data.decode().replace("\r\n", "\n").split("\n")
     return [ln[6:] for ln in lines if ln.startswith("data: ") and ln != "data: [DONE]"]
 
 
 @pytest.mark.parametrize("api", list(STREAMS))
-def test_chunk_events_from_dicts_and_json_text(api: str) -> None:
+def test_chunk_events_from_dicts_and_json_text(api: ApiName) -> None:
     data = source_bytes(api, "sample")
     reference = view(list(normalize([data])))
     texts = _data_lines(data)
@@ -933,3 +1106,80 @@ def test_chunk_events_from_google_genai_chunks(server: _Server) -> None:
     reference = list(normalize([source_bytes(api, "sample")]))
     assert view(events) == view(reference)
     assert events[-1] == reference[-1]
+
+
+# --------------------------------------------------------------------------
+# The host an adapter talked to, recorded as ``provider``
+
+
+def test_provider_for_url() -> None:
+    assert provider_for_url("https://api.anthropic.com/v1/messages") == "anthropic"
+    assert provider_for_url("https://API.OpenAI.com./v1/responses") == "openai"
+    google = "https://generativelanguage.googleapis.com/v1beta/models/g:streamGenerateContent"
+    assert provider_for_url(google + "?alt=sse") == "google"
+    # Any other host is its own provider: two Azure resources are two hosts.
+    assert provider_for_url("https://res-a.openai.azure.com/openai/v1") == "res-a.openai.azure.com"
+    assert provider_for_url(httpx.URL("http://127.0.0.1:8080/x")) == "127.0.0.1"
+    assert provider_for_url("http://[::1]:8080/") == "::1"
+    assert provider_for_url("not a url") is None and provider_for_url(None) is None
+    assert with_provider({"provider": "mine"}, "https://api.openai.com/") == {"provider": "mine"}
+    assert with_provider({"model": "m"}, None) == {"model": "m"}
+
+
+def _provider(events: list[Event]) -> str | None:
+    end = events[-1]
+    assert isinstance(end, Done), end
+    return end.message.provider
+
+
+def test_sync_adapters_record_the_host(server: _Server) -> None:
+    url = server.url("chunked", "anthropic-messages", "sample")
+    with httpx.Client(timeout=TIMEOUT) as client:
+        with client.stream("GET", url) as r:
+            assert _provider(list(sn_httpx.iter_events(r))) == LOOPBACK
+        with client.stream("GET", url) as r:
+            assert _provider(list(sn_httpx.iter_events(r, provider="anthropic"))) == "anthropic"
+    with requests.get(url, stream=True, timeout=TIMEOUT) as r:
+        assert _provider(list(sn_requests.iter_events(r))) == LOOPBACK
+
+
+async def test_async_adapters_record_the_host(server: _Server) -> None:
+    url = server.url("chunked", "openai-responses", "sample")
+    async with _aiohttp_session() as session, session.get(url) as r:
+        assert _provider([e async for e in sn_aiohttp.aiter_events(r)]) == LOOPBACK
+    async with httpx.AsyncClient(timeout=TIMEOUT) as client, client.stream("GET", url) as r:
+        assert _provider([e async for e in sn_httpx.aiter_events(r)]) == LOOPBACK
+
+
+@needs_openai
+def test_sdk_adapter_records_the_host(server: _Server) -> None:
+    client = _openai(server, "chunked", "openai-completions", "sample")
+    with client.chat.completions.with_streaming_response.create(
+        model="gpt-4.1", messages=OPENAI_MESSAGES, stream=True
+    ) as raw:
+        assert _provider(list(sn_sdk.iter_events(raw))) == LOOPBACK
+    stream = client.chat.completions.create(model="gpt-4.1", messages=OPENAI_MESSAGES, stream=True)
+    assert _provider(list(sn_sdk.iter_events(stream))) == LOOPBACK
+
+
+def test_a_message_read_from_one_host_keeps_its_signatures_only_for_it(server: _Server) -> None:
+    """What the recorded host is for: Anthropic-shaped signatures served by
+    127.0.0.1 are not Anthropic's, so they do not go to api.anthropic.com."""
+    url = server.url("chunked", "anthropic-messages", "sample")
+    with httpx.Client(timeout=TIMEOUT) as client, client.stream("GET", url) as r:
+        end = list(sn_httpx.iter_events(r, model="claude-sonnet-4-5"))[-1]
+    assert isinstance(end, Done)
+    msg = end.message
+    assert any(isinstance(b, ThinkingBlock) and b.signature for b in msg.content)
+    history: list[Message] = [UserMessage("weather?"), msg]
+    history += [ToolResultMessage(c.id, c.name, "sunny") for c in msg.tool_calls]
+    foreign = sanitize_messages_for_target(history, "anthropic", "claude-sonnet-4-5")
+    turn = foreign[1]
+    assert isinstance(turn, AssistantMessage)
+    assert not any(isinstance(b, ThinkingBlock) for b in turn.content)
+    assert validate_history_for_target(history, "anthropic", "claude-sonnet-4-5") != []
+    assert validate_history_for_target(foreign, "anthropic", "claude-sonnet-4-5") == []
+    own = sanitize_messages_for_target(
+        history, LOOPBACK, "claude-sonnet-4-5", api="anthropic-messages"
+    )
+    assert own == history

@@ -37,12 +37,17 @@ from streamnorm import (
     ToolCallDelta,
     normalize,
 )
-from streamnorm.normalizer import DEFAULT_MAX_EVENT_BYTES, StreamNormalizer
+from streamnorm.apis import ApiName
+from streamnorm.normalizer import (
+    DEFAULT_MAX_EVENT_BYTES,
+    DEFAULT_MAX_STREAM_BYTES,
+    StreamNormalizer,
+)
 
-from .support import done, failed, run, run_bytes, terminal
+from .support import done, failed, fixture_paths, run, run_bytes, terminal
 
 MiB = 1024 * 1024
-API = "anthropic-messages"
+API: ApiName = "anthropic-messages"
 
 
 def sse(*payloads: Any, crlf: bool = False) -> bytes:
@@ -536,3 +541,69 @@ def test_gemini_partial_args_path_100k_deep() -> None:
     (block,) = done(events).content
     assert isinstance(block, ToolCallBlock) and block.error and "deeper" in block.error
     check(data, "google-generative-ai", byte_at_a_time_max=0)
+
+
+# --------------------------------------------------------------------------
+# Bodies no API sends, read in bounded memory (docs/robustness.md)
+
+
+def test_a_blank_line_flood_costs_no_memory_per_line() -> None:
+    # 16 MiB of blank lines after the first event, in 1 MiB chunks as a
+    # socket may deliver them: each line used to cost about 88 bytes at once.
+    flood = b"\n" * MiB  # (made once, outside the traced call)
+
+    def stream() -> Iterator[bytes]:
+        yield HEAD
+        for _ in range(16):
+            yield flood
+        yield sse(text_delta(" and after"), {"type": "message_stop"})
+
+    end, peak = _traced(lambda: _last(normalize(stream(), API)))
+    assert done([end]).message.text == "kept and after"
+    assert peak < MiB, peak
+
+
+def test_one_huge_chunk_of_short_data_lines_stops_at_the_limit_in_bounded_memory() -> None:
+    # One 64 MiB chunk: an event whose data lines add up past max_event_bytes
+    # a quarter of the way in. The chunk used to be split into 8M line
+    # objects (about 380 MiB) before the limit was looked at.
+    chunk = HEAD + b"data: x\n" * (8 * MiB)
+    end, peak = _traced(lambda: _last(normalize([chunk], API, max_event_bytes=4 * MiB)))
+    assert assert_limit([end], "max_event_bytes").message.text == "kept"
+    assert peak < 2 * 4 * MiB + 3 * MiB, peak  # the data to the limit, one slice's lines
+
+
+# --------------------------------------------------------------------------
+# Defaults that protect
+
+
+def _longer_than_the_default() -> Iterator[bytes]:
+    """A valid stream that goes on past the default max_stream_bytes (blank
+    lines between two text deltas: cheap to feed, nothing to hold)."""
+    flood = b"\n" * (4 * MiB)
+    yield HEAD
+    for _ in range(DEFAULT_MAX_STREAM_BYTES // len(flood) + 1):
+        yield flood
+    yield sse(text_delta(" and after"), {"type": "message_stop"})
+
+
+def test_the_default_stream_limit_refuses_a_stream_no_answer_is_as_long_as() -> None:
+    assert 128 * MiB == DEFAULT_MAX_STREAM_BYTES
+    end = assert_limit(list(normalize(_longer_than_the_default(), API)), "max_stream_bytes")
+    assert end.message.text == "kept"
+    assert str(DEFAULT_MAX_STREAM_BYTES) in end.reason
+
+
+def test_the_default_stream_limit_is_lifted_with_none() -> None:
+    events = list(normalize(_longer_than_the_default(), API, max_stream_bytes=None))
+    assert done(events).message.text == "kept and after"
+
+
+def test_the_default_limits_hold_for_every_recorded_answer_many_times_over() -> None:
+    bodies = [p.read_bytes() for p in fixture_paths()]
+    largest = max(map(len, bodies), default=0)
+    largest_event = max(
+        (len(e) for b in bodies for e in b.replace(b"\r\n", b"\n").split(b"\n\n")), default=0
+    )
+    assert 100 * largest < DEFAULT_MAX_STREAM_BYTES
+    assert 100 * largest_event < DEFAULT_MAX_EVENT_BYTES

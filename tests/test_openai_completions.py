@@ -29,6 +29,7 @@ from streamnorm import (
     ToolCallDelta,
     UsageUpdate,
 )
+from streamnorm.apis import ApiName
 from streamnorm.messages import AssistantMessage
 
 from .support import (
@@ -40,7 +41,7 @@ from .support import (
     terminal,
 )
 
-API = "openai-completions"
+API: ApiName = "openai-completions"
 PATHS = fixture_paths(API)
 IDS = [fixture_id(p) for p in PATHS]
 
@@ -418,11 +419,13 @@ def test_multiple_choices_select_one() -> None:
         assert (m.stop_reason, m.raw_stop_reason) == (StopReason.STOP, "stop")
         # Usage covers all choices.
         assert (m.usage.input_tokens, m.usage.output_tokens) == (79, 42)
-    # A choice the stream never had: no content, no stop reason, [DONE] still ends it.
+    # A choice the stream never had is an error naming the choices it had,
+    # never a Done made up from nothing.
     events = run_bytes(fx("openai-multiple-choices-n3"), choice=5)
     end = terminal(events)
-    assert isinstance(end, Done) and end.message.content == ()
-    assert "missing_stop_reason" in diags(events)
+    assert isinstance(end, Error) and end.kind == "protocol"
+    assert end.reason == "choice 5 never appeared; the stream had choices: 0, 1, 2"
+    assert end.message.content == ()
 
 
 @needs_fixtures

@@ -28,6 +28,7 @@ from streamnorm import (
     ToolCallDelta,
     UsageUpdate,
 )
+from streamnorm.apis import ApiName
 from streamnorm.normalizer import StreamNormalizer
 
 from .support import (
@@ -40,7 +41,7 @@ from .support import (
     terminal,
 )
 
-API = "openai-responses"
+API: ApiName = "openai-responses"
 PATHS = fixture_paths(API)
 
 

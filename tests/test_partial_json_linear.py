@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from streamnorm import ToolCallBlock, ToolCallDelta, normalize
+from streamnorm import ToolCallBlock, ToolCallDelta, normalize, resolve_api
 from streamnorm.partial_json import (
     ArgumentBuffer,
     IncrementalJSONParser,
@@ -139,7 +139,8 @@ def test_escape_results() -> None:
 def _stream_escapes(api: str, make: Callable[[int], str], size: int) -> Callable[[int], Any]:
     def prepare(n: int) -> Callable[[], object]:
         data = WIRES[api](cut(make(n), size))
-        return lambda: list(normalize([data], api=api))
+        wire_api = resolve_api(api)
+        return lambda: list(normalize([data], api=wire_api))
 
     return prepare
 

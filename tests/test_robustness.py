@@ -409,9 +409,9 @@ def test_diagnostics_before_the_start_follow_it() -> None:
     assert isinstance(events[1], NormalizationError) and events[1].kind == "invalid_json"
     assert isinstance(terminal(events), Done)
     check(data, "anthropic-messages")
-    # Without any Start, they precede the terminal Error.
+    # Without any Start from the stream, they follow the Start of the terminal Error.
     events = run_bytes(_sse('{"type":"ping"}', "{not json"), "anthropic-messages")
-    assert [type(e) for e in events] == [NormalizationError, Error]
+    assert [type(e) for e in events] == [Start, NormalizationError, Error]
 
 
 def test_payload_mutation_too_deep_to_write_leaves_the_block(

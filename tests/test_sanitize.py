@@ -9,10 +9,12 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
 
 import pytest
 
+from streamnorm.apis import READ_ONLY_APIS
 from streamnorm.messages import (
     AssistantMessage,
     ContentBlock,
@@ -47,6 +49,7 @@ from .sanitize_support import (
     result,
     tool_calls,
 )
+from .support import FIXTURES, needs_fixtures
 
 SENTINEL = "skip_thought_signature_validator"
 PLAIN = re.compile(r"[a-zA-Z0-9_-]{1,64}")
@@ -72,7 +75,7 @@ def claude(
 
 
 def responses(
-    *content: ContentBlock, model: str = "gpt-5", provider: str = "openai"
+    *content: ContentBlock, model: str = "gpt-5", provider: str | None = "openai"
 ) -> AssistantMessage:
     return assistant(content, provider=provider, api="openai-responses", model=model)
 
@@ -334,11 +337,113 @@ def test_19_foreign_anthropic_compatible_signatures() -> None:
     assert signatures(out) == []
 
 
-def test_19b_unknown_host_model_decides() -> None:
+def test_19b_unknown_host_is_foreign_whatever_the_model() -> None:
+    """An unknown host (``provider=None``) no longer lets api and model decide:
+    its signature goes nowhere, even with the target's own model name."""
     kimi = assistant((ThinkingBlock("Kimi thinks.", "kimi-sig"),), provider=None, model="kimi-k2")
     assert only_turn(sanitize([kimi], "anthropic", "claude-sonnet-4-5")).content == (
         TextBlock("Kimi thinks."),
     )
+    same_name = claude(ThinkingBlock("Claude thinks.", ANTHROPIC_SIG), provider=None)
+    assert only_turn(sanitize([same_name], "anthropic", "claude-sonnet-4-5")).content == (
+        TextBlock("Claude thinks."),
+    )
+
+
+ENCRYPTED_SEARCH = ProviderBlock(
+    "anthropic-messages",
+    "web_search_tool_result",
+    {
+        "tool_use_id": "srvtoolu_1",
+        "content": [{"type": "web_search_result", "url": "https://x", "encrypted_content": "Eq=="}],
+    },
+)
+SERVER_USE = ProviderBlock(
+    "anthropic-messages",
+    "server_tool_use",
+    {"id": "srvtoolu_1", "name": "web_search", "input": {"query": "q"}},
+)
+
+
+def _opaque_state(out: list[Message]) -> list[object]:
+    """Everything only its issuer can verify: signatures, provider blocks,
+    reasoning (a ThinkingBlock is kept only with its issuer's signature)."""
+    return [
+        b
+        for m in out
+        if isinstance(m, AssistantMessage)
+        for b in m.content
+        if isinstance(b, (ProviderBlock, ThinkingBlock))
+        or (isinstance(b, (TextBlock, ToolCallBlock)) and b.signature)
+    ]
+
+
+#: (case, turn from an unknown host, target (provider, model, api)): each kept
+#: its opaque state before, because ``provider=None`` matched any host.
+UNKNOWN_HOST_CASES = [
+    (
+        "anthropic search results to bedrock",
+        claude(SERVER_USE, ENCRYPTED_SEARCH, TextBlock("found"), provider=None),
+        ("bedrock", "claude-sonnet-4-5", "anthropic-messages"),
+    ),
+    (
+        "xai web search item to openai",
+        responses(
+            ProviderBlock("openai-responses", "web_search_call", {"id": "ws_1", "action": {}}),
+            TextBlock("found", RESPONSES_TEXT_SIG),
+            provider=None,
+        ),
+        ("openai", "gpt-5", "openai-responses"),
+    ),
+    (
+        "azure code interpreter item to openai",
+        responses(
+            ProviderBlock("openai-responses", "code_interpreter_call", {"id": "ci_1", "code": "1"}),
+            TextBlock("ran"),
+            provider=None,
+        ),
+        ("openai", "gpt-5", "openai-responses"),
+    ),
+    (
+        "encrypted reasoning of a host reporting gpt-5",
+        assistant(
+            (ThinkingBlock("plan", REASONING_SIG), TextBlock("answer", RESPONSES_TEXT_SIG)),
+            provider=None,
+            api="openai-responses",
+            model=None,
+            response_model="gpt-5",
+        ),
+        ("openai", "gpt-5", "openai-responses"),
+    ),
+    (
+        "anthropic signature to vertex",
+        claude(ThinkingBlock("t", ANTHROPIC_SIG), TextBlock("x"), provider=None),
+        ("vertex", "claude-sonnet-4-5", "anthropic-messages"),
+    ),
+    (
+        "anthropic signature to moonshot",
+        claude(ThinkingBlock("t", ANTHROPIC_SIG), TextBlock("x"), provider=None),
+        ("moonshot", "claude-sonnet-4-5", "anthropic-messages"),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("turn", "target"), [pytest.param(t, g, id=case) for case, t, g in UNKNOWN_HOST_CASES]
+)
+def test_19c_opaque_state_never_crosses_to_another_host(
+    turn: AssistantMessage, target: tuple[str, str, str]
+) -> None:
+    provider, model, api = target
+    h: list[Message] = [UserMessage("q"), turn]
+    assert _opaque_state(h)
+    out = sanitize(h, provider, model, api=api)
+    assert _opaque_state(out) == []
+    assert validate_history_for_target(out, provider, model, api=api) == []
+    assert validate_history_for_target(h, provider, model, api=api) != []
+    # The caller says it is the same host: everything opaque is kept.
+    own = [h[0], replace(turn, provider=provider, model=turn.model and model)]
+    assert _opaque_state(sanitize(own, provider, model, api=api)) == _opaque_state(own)
 
 
 def test_20_gemini3_target_with_foreign_calls() -> None:
@@ -373,12 +478,50 @@ def test_21_gemini_same_model_bad_signature() -> None:
 
 
 def test_21b_gemini_signature_shapes() -> None:
-    for bad in ("", "abc", "ab==c===", "a b=", "ab_-"):
+    # Either alphabet, one per signature: "ab_-" (URL-safe) was refused before.
+    for bad in ("", "abc", "ab==c===", "a b=", "a+b-", "ab/_", "ab=-"):
         h = [gemini(TextBlock("t", bad))]
         assert only_turn(sanitize(h, "google", "gemini-2.5-flash")).content == (TextBlock("t"),)
-    for good in ("abcd", "ab+/", "abc=", "ab=="):
+        assert validate_history_for_target(h, "google", "gemini-2.5-flash") != []
+    for good in ("abcd", "ab+/", "abc=", "ab==", "ab_-", "a-_="):
         h = [gemini(TextBlock("t", good))]
         assert sanitize(h, "google", "gemini-2.5-flash") == h
+        assert validate_history_for_target(h, "google", "gemini-2.5-flash") == []
+
+
+def _request_signatures(value: object) -> Iterator[str]:
+    """Every ``thoughtSignature`` / ``thought_signature`` in a request body."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k in ("thoughtSignature", "thought_signature") and isinstance(v, str):
+                yield v
+            else:
+                yield from _request_signatures(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _request_signatures(v)
+
+
+@needs_fixtures
+def test_21c_real_url_safe_signatures_kept_verbatim() -> None:
+    """Real Gemini requests send signatures back URL-safe: same issuer, they
+    are kept exactly as received and pass validation (Gemini 3 included)."""
+    sigs = [
+        sig
+        for path in sorted((FIXTURES / "requests" / "google-generative-ai").glob("*.json"))
+        for sig in _request_signatures(json.loads(path.read_text()))
+    ]
+    url_safe = [s for s in sigs if set(s) & set("-_")]
+    assert len(url_safe) >= 10 and len(sigs) > len(url_safe)
+    for model in ("gemini-2.5-flash", "gemini-3-pro-preview"):
+        turn = gemini(
+            *(call(f"c{k}", signature=sig) for k, sig in enumerate(sigs)),
+            TextBlock("done", sigs[0]),
+            model=model,
+        )
+        h: list[Message] = [turn, *(result(f"c{k}") for k in range(len(sigs)))]
+        assert sanitize(h, "google", model) == h
+        assert validate_history_for_target(h, "google", model) == []
 
 
 def test_22_responses_reasoning_without_encrypted_content() -> None:
@@ -539,6 +682,12 @@ def test_31_target_resolution() -> None:
     ):
         with pytest.raises(ValueError):
             sanitize([], provider, "m", api=api)
+    # Apis that are only read: nothing is sent to them.
+    for api in READ_ONLY_APIS:
+        with pytest.raises(ValueError, match="does not write"):
+            sanitize([], "x", "m", api=api)
+        with pytest.raises(ValueError, match="does not write"):
+            validate_history_for_target([], "x", "m", api=api)
     with pytest.raises(ValueError):
         sanitize([], "anthropic", "m", foreign_thinking="tags")
 

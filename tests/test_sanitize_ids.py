@@ -4,9 +4,10 @@ ids that must pass through them, and injectivity over random histories."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 
 from streamnorm.messages import (
     AssistantMessage,
@@ -16,7 +17,14 @@ from streamnorm.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from streamnorm.sanitize import ID_RULES, id_rule_for, resolve_target, sanitize_messages_for_target
+from streamnorm.sanitize import (
+    ID_RULES,
+    id_rule_for,
+    resolve_target,
+    sanitize_messages_for_target,
+    validate_history_for_target,
+)
+from streamnorm.sanitize.core import SYNTHETIC_RESULT_TEXT
 
 from .sanitize_support import (
     LONG_ID,
@@ -25,6 +33,7 @@ from .sanitize_support import (
     as_turn,
     assistant,
     call,
+    client_calls,
     histories,
     result,
     target_id,
@@ -156,9 +165,11 @@ def test_trailing_underscore_for_responses() -> None:
     assert first == "call_abc" and re.fullmatch(r"call_[0-9a-f]{24}", second)
 
 
-def test_same_issuer_ids_are_trusted_unless_unusable() -> None:
+def test_same_issuer_ids_follow_the_target_rule() -> None:
+    """A target's own ids get no exemption: one its rule rejects is rejected
+    whoever issued it, so it is rewritten and its result follows."""
     mine = assistant(
-        [call("ns.bash:0"), call(""), call("a\nb")],
+        [call("ns.bash:0"), call(""), call("a\nb"), call("Ab3dE6gH9")],
         provider="mistral",
         api="openai-completions",
         model="mistral-large-latest",
@@ -167,8 +178,54 @@ def test_same_issuer_ids_are_trusted_unless_unusable() -> None:
         [mine], "mistral", "mistral-large-latest", api="openai-completions"
     )
     ids = [c.id for c in as_turn(out[0]).tool_calls]
-    assert ids[0] == "ns.bash:0"
-    assert all(re.fullmatch(r"[a-zA-Z0-9]{9}", i) for i in ids[1:])
+    assert ids[3] == "Ab3dE6gH9"
+    assert len(set(ids)) == 4 and all(re.fullmatch(r"[a-zA-Z0-9]{9}", i) for i in ids)
+    bad = ("toolu_\u00e9", "toolu/../x", "toolu_" + "a" * 200)
+    h: list[Message] = [assistant([call(i, n=k) for k, i in enumerate(bad)])]
+    h += [result(i, content=f"r{k}") for k, i in enumerate(bad)]
+    out = sanitize_messages_for_target(h, "anthropic", "claude-sonnet-4-5")
+    new = [c.id for c in as_turn(out[0]).tool_calls]
+    assert new == ["toolu__", "toolu____x", ("toolu_" + "a" * 200)[:64]]
+    assert [(as_result(m).tool_call_id, as_result(m).content) for m in out[1:]] == [
+        (n, f"r{k}") for k, n in enumerate(new)
+    ]
+    assert validate_history_for_target(out, "anthropic", "claude-sonnet-4-5") == []
+    assert len(validate_history_for_target(h, "anthropic", "claude-sonnet-4-5")) == 3
+
+
+def test_same_client_item_id_in_two_turns() -> None:
+    """A client-executed Responses item's ``call_id`` is an id like the others:
+    the second turn's copy is rewritten with its result, not reused."""
+
+    def turn(n: int) -> AssistantMessage:
+        data = {"id": f"ctc_{n}", "call_id": "call_X", "name": "sql", "input": "q"}
+        item = ProviderBlock("openai-responses", "custom_tool_call", data)
+        return assistant([item], provider="openai", api="openai-responses", model="gpt-5")
+
+    h: list[Message] = [
+        turn(1),
+        result("call_X", "sql", "a"),
+        turn(2),
+        result("call_X", "sql", "b"),
+    ]
+    target = ("openai", "gpt-5")
+    assert validate_history_for_target(h, *target, api="openai-responses") == [
+        "message 2: tool call id 'call_X' reused from message 0"
+    ]
+    out = sanitize_messages_for_target(h, *target, api="openai-responses")
+    assert out[:2] == h[:2]
+    (second,) = as_turn(out[2]).content
+    assert isinstance(second, ProviderBlock)
+    new = second.data["call_id"]
+    assert new != "call_X" and re.fullmatch(r"call_[0-9a-f]{24}", new)
+    assert {k: v for k, v in second.data.items() if k != "call_id"} == {
+        "id": "ctc_2",
+        "name": "sql",
+        "input": "q",
+    }
+    assert as_result(out[3]) == ToolResultMessage(new, "sql", "b")
+    assert validate_history_for_target(out, *target, api="openai-responses") == []
+    assert sanitize_messages_for_target(out, *target, api="openai-responses") == out
 
 
 def test_same_id_in_one_message_matched_in_order() -> None:
@@ -203,53 +260,85 @@ def _call_tags(messages: list[Message]) -> list[tuple[int, str]]:
 
 def _answerable(m: AssistantMessage) -> set[str]:
     """Ids a result may answer: tool calls and client-executed Responses items."""
-    custom = {
-        str(b.data["call_id"])
-        for b in m.content
-        if isinstance(b, ProviderBlock) and b.kind == "custom_tool_call"
-    }
-    return {c.id for c in m.tool_calls} | custom
+    return {call_id for call_id, _ in client_calls(m)}
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(histories())
-def test_rewrite_is_injective_and_results_follow(history: list[Message]) -> None:
+def _tagged(history: list[Message]) -> list[Message]:
+    """``history`` with each tool result's content prefixed by ``#<position>|``:
+    a label no two results share, and that sanitizing leaves intact (ASCII).
+    Labels taken from the content itself can be empty or repeated."""
+    out: list[Message] = []
+    for k, m in enumerate(history):
+        if isinstance(m, ToolResultMessage):
+            assert isinstance(m.content, str)
+            m = replace(m, content=f"#{k}|{m.content}")
+        out.append(m)
+    return out
+
+
+def _assert_results_follow(history: list[Message], out: list[Message]) -> None:
+    """Every result of ``out`` follows its call: it answers a call of the
+    nearest preceding assistant message, with only results in between, at
+    most once; a kept result answers the call that had its id in the input
+    (a tool call through its tag, a client-executed item by its verbatim
+    ``call_id``); any other result is a synthetic error result."""
     input_id = dict(_call_tags(history))  # call tag -> id it had in the input
     result_of = {  # result label -> id it answered in the input
-        m.content.split("|")[0]: m.tool_call_id
+        m.content.split("|", 1)[0]: m.tool_call_id
         for m in history
         if isinstance(m, ToolResultMessage) and isinstance(m.content, str)
     }
+    assert len(result_of) == sum(isinstance(m, ToolResultMessage) for m in history)
+    current: AssistantMessage | None = None
+    answered: set[str] = set()
+    for m in out:
+        if isinstance(m, AssistantMessage):
+            current, answered = m, set()
+        elif isinstance(m, UserMessage):
+            current = None
+        else:
+            assert isinstance(m, ToolResultMessage) and isinstance(m.content, str)
+            assert current is not None
+            assert m.tool_call_id in _answerable(current)
+            assert m.tool_call_id not in answered
+            answered.add(m.tool_call_id)
+            if m.content == SYNTHETIC_RESULT_TEXT:
+                assert m.is_error
+                continue
+            label = m.content.split("|", 1)[0]
+            assert label in result_of, m
+            owners = [b for b in current.tool_calls if b.id == m.tool_call_id]
+            if owners:
+                assert input_id[int(owners[0].arguments["n"])] == result_of[label]
+            else:
+                assert m.tool_call_id == result_of[label]
+
+
+#: Two stray results with the same content, each answering a call of its own
+#: turn: content alone cannot tell them apart.
+_SAME_CONTENT_STRAYS: list[Message] = [
+    assistant([call("call_a", n=1)]),
+    ToolResultMessage("call_a", "bash", "hello"),
+    assistant([call("call_b", n=2)]),
+    ToolResultMessage("call_b", "bash", "hello"),
+]
+
+
+@example(_SAME_CONTENT_STRAYS)
+@example([assistant([call("call_a", n=1)]), ToolResultMessage("call_a", "bash", "")])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(histories())
+def test_rewrite_is_injective_and_results_follow(history: list[Message]) -> None:
+    history = _tagged(history)
     for provider, api, model in TARGETS:
         out = sanitize_messages_for_target(history, provider, model, api=api)
         tags = _call_tags(out)
         ids = [i for _, i in tags]
         assert len(set(ids)) == len(ids), "two calls share an output id"
         assert len({t for t, _ in tags}) == len(tags)
-        rule = id_rule_for(resolve_target(provider, model, api))
-        # Every result follows its call: an id of the nearest preceding
-        # assistant message, with only results in between, at most once; and
-        # it is the new id of a call that had the result's id in the input.
-        current: AssistantMessage | None = None
-        answered: set[str] = set()
-        for m in out:
-            if isinstance(m, AssistantMessage):
-                current, answered = m, set()
-            elif isinstance(m, UserMessage):
-                current = None
-            else:
-                assert current is not None
-                assert m.tool_call_id in _answerable(current)
-                assert m.tool_call_id not in answered
-                answered.add(m.tool_call_id)
-                label = m.content.split("|")[0] if isinstance(m.content, str) else ""
-                if label in result_of:
-                    calls = [b for b in current.content if isinstance(b, ToolCallBlock)]
-                    owners = [b for b in calls if b.id == m.tool_call_id]
-                    if owners:
-                        tag = int(owners[0].arguments["n"])
-                        assert input_id[tag] == result_of[label]
+        _assert_results_follow(history, out)
         # Ids not issued by the target itself follow the target's rule.
+        rule = id_rule_for(resolve_target(provider, model, api))
         for m in out:
             if isinstance(m, AssistantMessage) and m.api != api:
                 assert all(rule.is_valid(c.id) for c in m.tool_calls)

@@ -76,9 +76,14 @@ def check(history: list[Message], provider: str, api: str, model: str) -> list[M
 
 
 def normalized(path: Path) -> AssistantMessage:
+    """The fixture's message, labelled with its host as the HTTP adapters
+    label what they read (a message without a host keeps nothing opaque)."""
     from streamnorm import Done, Error, normalize
 
-    events = list(normalize([path.read_bytes()], api=path.parent.name))
+    from .support import api_of
+
+    api = api_of(path)
+    events = list(normalize([path.read_bytes()], api=api, provider=OWN_PROVIDER.get(api)))
     end = events[-1]
     assert isinstance(end, (Done, Error))
     return end.message

@@ -218,13 +218,13 @@ def test_survival_table(case: Case, row: Row) -> None:
     assert [m for m in out[2:]] == history[2:]
 
 
-# ``ToolCallBlock.id``: same issuer kept; otherwise rewritten only when the
-# target rejects it, and the result follows.
+# ``ToolCallBlock.id``: kept when the target's rule accepts it, whoever issued
+# it; otherwise rewritten, and the result follows.
 ID_SAMPLES = ("fn.lookup:1", "toolu_01AbC", "abc123XYZ")
 
 
 def _expected_id(case: Case, original: str) -> str:
-    if case.same or re.fullmatch(case.id_pattern, original):
+    if re.fullmatch(case.id_pattern, original):
         return original
     if case.id_pattern == r"[a-zA-Z0-9]{9}":
         cleaned = re.sub(r"[^a-zA-Z0-9]", "_", original)[:9]
@@ -247,6 +247,5 @@ def test_survival_tool_call_id(case: Case, original: str) -> None:
     (block,) = turn.content
     assert isinstance(block, ToolCallBlock)
     assert block.id == _expected_id(case, original)
-    if not case.same:
-        assert re.fullmatch(case.id_pattern, block.id)
+    assert re.fullmatch(case.id_pattern, block.id)
     assert isinstance(out[2], ToolResultMessage) and out[2].tool_call_id == block.id

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from streamnorm import Done, Error, ProviderBlock, TextBlock, ThinkingBlock, ToolCallBlock
+from streamnorm.apis import ApiName
 
 from .support import fixture_id, fixture_paths, load, needs_fixtures, run_bytes, terminal
 
@@ -34,7 +35,7 @@ try:
 except ImportError:  # pragma: no cover - older SDKs are built on httpx
     httpx = pytest.importorskip("httpx")
 
-API = "anthropic-messages"
+API: ApiName = "anthropic-messages"
 PATHS = fixture_paths(API)
 IDS = [fixture_id(p) for p in PATHS]
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import re
+from dataclasses import replace
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -22,12 +23,18 @@ import pytest
 
 from streamnorm import (
     Done,
+    Message,
     ProviderBlock,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
+    ToolResultMessage,
     Usage,
+    UserMessage,
 )
+from streamnorm.apis import ApiName
+from streamnorm.integrations.sdk import iter_chunk_events
+from streamnorm.sanitize import sanitize_messages_for_target, validate_history_for_target
 
 from .support import fixture_id, fixture_paths, load, needs_fixtures, run_bytes, terminal
 
@@ -36,7 +43,7 @@ httpx = pytest.importorskip("httpx")
 from google.genai import errors as genai_errors  # noqa: E402
 from google.genai import types  # noqa: E402
 
-API = "google-generative-ai"
+API: ApiName = "google-generative-ai"
 PATHS = fixture_paths(API)
 
 
@@ -226,6 +233,52 @@ def test_agreement_count() -> None:
         compare(path.name, path.read_bytes())
         agreed += 1
     assert agreed == len(PATHS) == 20
+
+
+# ---------------------------------------------------------------------------
+# The chunk bridge over the SDK's own chunk objects
+
+#: Usage fields the SDK's ``GenerateContentResponseUsageMetadata`` has:
+#: others (``serviceTier``) are dropped by its parsing and cannot come back.
+_SDK_USAGE_FIELDS = {
+    f.alias or name for name, f in types.GenerateContentResponseUsageMetadata.model_fields.items()
+}
+
+
+def _as_the_sdk_keeps_it(event: dict[str, Any]) -> dict[str, Any]:
+    usage = event["message"]["usage"]
+    usage["raw"] = {k: v for k, v in (usage["raw"] or {}).items() if k in _SDK_USAGE_FIELDS}
+    return event
+
+
+@needs_fixtures
+@pytest.mark.parametrize("path", PATHS, ids=fixture_id)
+def test_chunk_bridge_equals_the_raw_bytes(path: Path) -> None:
+    """``iter_chunk_events`` over what ``generate_content_stream`` yields gives
+    the message read from the raw bytes: thought signatures byte for byte
+    (pydantic writes ``bytes`` URL-safe; the wire is standard base64), and no
+    ``null`` of an absent field read as a value."""
+    data = path.read_bytes()
+    bridged = terminal(list(iter_chunk_events(sdk_chunks(data), API)))
+    ours = terminal(run_bytes(data, API))
+    assert isinstance(bridged, Done) and isinstance(ours, Done)
+    assert _as_the_sdk_keeps_it(bridged.to_dict()) == _as_the_sdk_keeps_it(ours.to_dict())
+
+
+@needs_fixtures
+def test_bridged_signatures_survive_sanitize_for_gemini_3() -> None:
+    data = load(f"{API}/function-call-thought-signature.sse")
+    bridged = terminal(list(iter_chunk_events(sdk_chunks(data), API))).message
+    (call,) = bridged.tool_calls
+    assert call.signature == terminal(run_bytes(data, API)).message.tool_calls[0].signature
+    assert call.signature is not None and set("+/") & set(call.signature)
+    result = ToolResultMessage(call.id, call.name, "x")
+    for model in ("gemini-3-pro-preview", "gemini-2.5-flash"):
+        turn = replace(bridged, model=model, provider="google")
+        h: list[Message] = [UserMessage("hi"), turn, result]
+        out = sanitize_messages_for_target(h, "google", model)
+        assert out == h
+        assert validate_history_for_target(out, "google", model) == []
 
 
 # ---------------------------------------------------------------------------

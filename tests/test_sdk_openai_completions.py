@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from streamnorm import Done, Error, TextBlock, ThinkingBlock
+from streamnorm.apis import ApiName
 
 from .support import fixture_id, fixture_paths, load, needs_fixtures, run_bytes, terminal
 
@@ -31,7 +32,7 @@ openai = pytest.importorskip("openai")
 httpx = pytest.importorskip("httpx")
 from openai.lib.streaming.chat import ChatCompletionStreamState  # noqa: E402
 
-API = "openai-completions"
+API: ApiName = "openai-completions"
 PATHS = fixture_paths(API)
 IDS = [fixture_id(p) for p in PATHS]
 

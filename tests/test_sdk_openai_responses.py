@@ -40,13 +40,14 @@ from streamnorm import (
     ToolCallBlock,
     ToolCallDelta,
 )
+from streamnorm.apis import ApiName
 
 from .support import fixture_paths, load, needs_fixtures, run_bytes, terminal
 
 openai = pytest.importorskip("openai")
 httpx = pytest.importorskip("httpx")
 
-API = "openai-responses"
+API: ApiName = "openai-responses"
 
 #: Fixtures the SDK cannot turn into a final response; each has a named test.
 SDK_CANNOT_READ = {

@@ -924,3 +924,104 @@ def test_large_realistic_stream_any_chunk_size(mode: str) -> None:
             decode([crlf[i : i + size] for i in range(0, len(crlf), size)], mode=mode)[0]
             == expected
         )
+
+
+# -- one huge chunk, blank-line floods ----------------------------------------
+
+
+def _peak_of(call: Any) -> tuple[Any, int]:
+    """What ``call()`` returns (or the SSELimitError it raises) and the peak of
+    the memory it allocated, traced (deterministic: no timing involved)."""
+    tracemalloc.start()
+    try:
+        try:
+            result = call()
+        except SSELimitError as exc:
+            result = exc
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return result, peak
+
+
+@pytest.mark.parametrize("mode", ("feed", "feed_raw"))
+def test_one_huge_chunk_of_short_data_lines_is_read_in_bounded_memory(mode: str) -> None:
+    # 32 MiB of "data: x" lines in one event, fed at once: the data limit
+    # (1 MiB) is crossed a quarter of the way in. Splitting the whole chunk
+    # into lines first would hold 4M line objects (about 190 MiB).
+    limit = 1024 * 1024
+    chunk = b"data: x\n" * (4 * 1024 * 1024)
+    decoder = SSEDecoder(max_line_bytes=limit)
+    result, peak = _peak_of(lambda: getattr(decoder, mode)(chunk))
+    assert isinstance(result, SSELimitError) and result.part == "data"
+    # The data up to the limit (and its fold), the lines of one slice, the
+    # short values since the last fold: a bound that does not grow with the chunk.
+    assert peak < 2 * limit + 3 * 1024 * 1024, peak
+
+
+@pytest.mark.parametrize("mode", ("feed", "feed_raw"))
+def test_one_huge_chunk_of_events_gives_every_event_in_bounded_extra_memory(mode: str) -> None:
+    # Events each ending in a long run of blank lines: the events come back
+    # (they are the answer), the runs cost no memory of their own.
+    event = b"data: " + b"z" * 1000 + b"\n" + b"\n" * 100_000
+    chunk = event * 64  # 6.2 MiB
+    events, peak = _peak_of(lambda: getattr(SSEDecoder(), mode)(chunk))
+    assert len(events) == 64
+    assert peak < 1024 * 1024, peak
+
+
+@pytest.mark.parametrize("terminator", (b"\n", b"\r\n", b"\r"))
+@pytest.mark.parametrize("mode", MODES)
+def test_a_blank_line_flood_costs_no_memory_per_line(mode: str, terminator: bytes) -> None:
+    flood = terminator * (1024 * 1024)
+    decoder = SSEDecoder()
+    decoder.feed(b"data: before\n\n")
+    out, peak = _peak_of(lambda: [feed_in(decoder, flood, mode, n) for n in range(4)])
+    assert out == [[], [], [], []]
+    assert peak < 1024 * 1024, peak  # today: 88 bytes per blank line
+    assert feed_in(decoder, b"data: after\n\n", mode, 0) == [E("after")]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_blank_line_runs_between_events_in_any_chunking(mode: str) -> None:
+    raw = b"\n\n\ndata: a\n\n\n\n\n\nevent: e\ndata: b\n\n" + b"\n" * 5000 + b"id: 7\ndata: c\n\n\n"
+    expected = [E("a"), E("b", event="e"), E("c", id="7")]
+    for crlf in (False, True):
+        body = raw.replace(b"\n", b"\r\n") if crlf else raw
+        for size in (1, 2, 3, 7, 4096, len(body)):
+            chunks = [body[i : i + size] for i in range(0, len(body), size)]
+            assert decode(chunks, mode=mode)[0] == expected, (crlf, size)
+
+
+def test_a_limit_error_inside_a_huge_chunk_keeps_the_events_before_it() -> None:
+    head = b"".join(b"data: %d\n\n" % i for i in range(20_000))  # 218 KB of events
+    chunk = head + b"\n" * 600_000 + b"data: " + b"w" * 2_000_000 + b"\n\n"
+    for mode in ("feed", "feed_raw"):
+        with pytest.raises(SSELimitError) as info:
+            getattr(SSEDecoder(max_line_bytes=1_000_000), mode)(chunk)
+        assert info.value.part == "line"
+        got = info.value.events if mode == "feed" else cooked(info.value.events)
+        assert got == [E(str(i)) for i in range(20_000)]
+
+
+RUNS = [b"\n", b"\r\n", b"\r", b"\n\r", b"\r\r\n"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.tuples(sse_bytes, st.sampled_from(RUNS), st.integers(0, 3000)), min_size=1),
+    st.booleans(),
+    st.sampled_from(MODES),
+)
+def test_chunks_longer_than_a_slice_match_reference(
+    parts: list[tuple[bytes, bytes, int]], comments: bool, mode: str
+) -> None:
+    # Generated blocks, each followed by a run of terminators, repeated past
+    # several 64 KiB slices: decoded whole, in 1-4 KiB chunks and by the spec.
+    unit = b"".join(raw + run * count for raw, run, count in parts)
+    body = unit * (200_000 // max(len(unit), 1) + 1)
+    expected = reference(body, comments=comments)
+    assert decode([body], comments=comments, mode=mode) == expected
+    assert decode(chunks_at(body, range(0, len(body), 3001)), comments=comments, mode=mode) == (
+        expected
+    )

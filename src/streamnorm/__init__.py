@@ -1,6 +1,14 @@
 """streamnorm: one canonical event stream for every LLM streaming API."""
 
-from .apis import APIS, resolve_api
+from .apis import APIS, READ_ONLY_APIS, ApiName, WireApi, resolve_api
+from .codec import (
+    decode_request,
+    decode_response,
+    detect_response_api,
+    encode_request,
+    validate_request_body,
+)
+from .encoder import StreamEncoder, aencode_stream, encode_response, encode_stream
 from .events import (
     BlockEnd,
     Done,
@@ -13,11 +21,13 @@ from .events import (
     ThinkingDelta,
     ToolCallDelta,
     UsageUpdate,
+    event_from_dict,
 )
 from .inline import NormalizingStream, ParserOutput, ToolCallParser, get_parser
 from .messages import (
     AssistantMessage,
     ContentBlock,
+    DocumentBlock,
     ImageBlock,
     Message,
     ProviderBlock,
@@ -27,47 +37,71 @@ from .messages import (
     ToolCallBlock,
     ToolResultMessage,
     Usage,
+    UserContent,
     UserMessage,
     block_from_dict,
     message_from_dict,
 )
 from .normalizer import StreamNormalizer, anormalize, normalize
+from .options import NormalizerOptions
 from .partial_json import ArgsOp, apply_ops, parse_partial_json
+from .request import ProviderTool, Reasoning, Request, ResponseFormat, Tool, WireRequest
 from .sanitize import sanitize_messages_for_target, validate_history_for_target
 
 __all__ = [
     "APIS",
+    "READ_ONLY_APIS",
+    "ApiName",
     "ArgsOp",
     "AssistantMessage",
     "BlockEnd",
     "ContentBlock",
+    "DocumentBlock",
     "Done",
     "Error",
     "Event",
     "ImageBlock",
     "Message",
     "NormalizationError",
+    "NormalizerOptions",
     "NormalizingStream",
     "ParserOutput",
     "PromptProgress",
     "ProviderBlock",
+    "ProviderTool",
+    "Reasoning",
+    "Request",
+    "ResponseFormat",
     "Start",
     "StopReason",
+    "StreamEncoder",
     "StreamNormalizer",
     "TextBlock",
     "TextDelta",
     "ThinkingBlock",
     "ThinkingDelta",
+    "Tool",
     "ToolCallBlock",
     "ToolCallDelta",
     "ToolCallParser",
     "ToolResultMessage",
     "Usage",
     "UsageUpdate",
+    "UserContent",
     "UserMessage",
+    "WireApi",
+    "WireRequest",
+    "aencode_stream",
     "anormalize",
     "apply_ops",
     "block_from_dict",
+    "decode_request",
+    "decode_response",
+    "detect_response_api",
+    "encode_request",
+    "encode_response",
+    "encode_stream",
+    "event_from_dict",
     "get_parser",
     "message_from_dict",
     "normalize",
@@ -75,4 +109,5 @@ __all__ = [
     "resolve_api",
     "sanitize_messages_for_target",
     "validate_history_for_target",
+    "validate_request_body",
 ]

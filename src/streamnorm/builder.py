@@ -22,9 +22,11 @@ stream costs O(bytes). Nothing re-scans accumulated text per delta.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import replace
 from typing import Any
 
+from ._json import dumps_compact
 from .events import (
     BlockEnd,
     Done,
@@ -33,6 +35,7 @@ from .events import (
     NormalizationError,
     PromptProgress,
     Start,
+    ThinkingDelta,
     ToolCallDelta,
     text_delta,
     thinking_delta,
@@ -51,13 +54,27 @@ from .messages import (
 )
 from .partial_json import ArgumentBuffer, parse_final_arguments, parse_partial_json
 
-__all__ = ["MessageBuilder", "StopTable", "synthetic_call_id"]
+__all__ = [
+    "CallIdFactory",
+    "MergedEntries",
+    "MessageBuilder",
+    "Pieces",
+    "StopTable",
+    "synthetic_call_id",
+]
 
 #: A wire API's stop values: canonical reason, or ``None`` for values that
 #: mean "the generation failed" and end the stream with ``Error(upstream)``.
 StopTable = Mapping[str, StopReason | None]
 
 _TEXT, _THINKING, _TOOL, _PROVIDER = "text", "thinking", "toolcall", "provider"
+#: A position held for a block that opens later (:meth:`MessageBuilder.reserve`).
+_RESERVED = "reserved"
+#: Stop reasons under which a tool call still open at the end was cut off.
+_CUT = (StopReason.LENGTH, StopReason.ERROR, StopReason.ABORTED)
+
+#: Makes the id of a tool call that has none: ``(response_id, position)``.
+CallIdFactory = Callable[[str | None, int], str]
 
 
 def synthetic_call_id(response_id: str | None, position: int) -> str:
@@ -82,10 +99,10 @@ class _Block:
         "default_args",
         "ended",
         "final",
-        "folded",
         "id",
         "index",
         "kind",
+        "merged",
         "name",
         "parts",
         "provider_kind",
@@ -99,9 +116,9 @@ class _Block:
     def __init__(self, index: int, kind: str) -> None:
         self.index = index
         self.kind = kind
-        self.parts: list[str] = []  # text / thinking fragments; provider JSON input
-        self.texts: dict[str, list[str]] | None = None  # provider string fields appended to
-        self.folded = 0  # parts[:folded] are joined runs of fragments (_add_part)
+        self.parts = Pieces()  # text / thinking fragments; provider JSON input
+        self.texts: dict[str, Pieces] | None = None  # provider string fields appended to
+        self.merged: dict[str, MergedEntries] | None = None  # provider list fields merged into
         self.signature: str | None = None
         self.citations: list[Any] = []
         self.refusal = False
@@ -118,25 +135,109 @@ class _Block:
         self.final: ContentBlock | None = None
 
 
-#: Fragments are joined every this many, so that a block's text costs about
-#: its own size however small its deltas are (a list of 100-character
-#: strings takes ~1.6x their text, of 10-character ones ~6x).
+#: Fragments are joined every this many, so that a text costs about its own
+#: size however small its pieces are (a list of 100-character strings takes
+#: ~1.6x their text, of 10-character ones ~6x).
 _FOLD_PARTS = 2048
 
 
-def _add_part(block: _Block, text: str) -> None:
-    block.parts.append(text)
-    if len(block.parts) - block.folded >= _FOLD_PARTS:
-        _fold(block)
+class Pieces:
+    """A string that arrives in pieces: :meth:`append` is O(len(piece)) and
+    :meth:`text` joins once, on demand, keeping the join (a second call costs
+    nothing until more pieces come). Every character is copied at most once
+    by a fold and once by the final join, so a whole text costs O(its length)
+    however many pieces it comes in."""
+
+    __slots__ = ("folded", "parts")
+
+    def __init__(self, first: str = "") -> None:
+        self.parts: list[str] = [first] if first else []
+        self.folded = 0  # parts[:folded] are joined runs of pieces
+
+    def append(self, piece: str) -> None:
+        # (Inlined in MessageBuilder.append_text, the hot path: keep in step.)
+        self.parts.append(piece)
+        if len(self.parts) - self.folded >= _FOLD_PARTS:
+            self.fold()
+
+    def fold(self) -> None:
+        """Join the pieces after the last joined run into one string."""
+        parts = self.parts
+        start = min(self.folded, len(parts))
+        parts[start:] = ["".join(parts[start:])]
+        self.folded = start + 1
+
+    def text(self) -> str:
+        parts = self.parts
+        if len(parts) > 1:
+            parts[:] = ["".join(parts)]
+            self.folded = 1
+        return parts[0] if parts else ""
+
+    def __bool__(self) -> bool:
+        return bool(self.parts)
 
 
-def _fold(block: _Block) -> None:
-    """Join the fragments after the last joined run into one string: every
-    character is copied once here and once by the final join (linear)."""
-    parts = block.parts
-    start = min(block.folded, len(parts))
-    parts[start:] = ["".join(parts[start:])]
-    block.folded = start + 1
+class MergedEntries:
+    """A list of JSON objects whose entries arrive in pieces, merged by their
+    ``index`` (OpenRouter ``reasoning_details``, Groq ``executed_tools``).
+
+    A later entry with the index of an earlier one merges into it: a non-null
+    field replaces the earlier value, except that a string in one of
+    ``text_fields`` is appended to the earlier string (as :class:`Pieces`, so
+    that a long text streamed in many entries costs O(its length)). An entry
+    without an integer index is a new entry. :meth:`entries` and :meth:`json`
+    join on demand; :meth:`json` is kept until the next merge."""
+
+    __slots__ = ("_entries", "_json", "_pieces", "_positions", "_text_fields")
+
+    def __init__(self, text_fields: frozenset[str] = frozenset()) -> None:
+        self._entries: list[dict[str, Any]] = []
+        self._positions: dict[int, int] = {}
+        self._pieces: dict[tuple[int, str], Pieces] = {}  # text fields not joined yet
+        self._text_fields = text_fields
+        self._json: str | None = None
+
+    def merge(self, entry: Mapping[str, Any]) -> None:
+        """O(size of ``entry``), amortised."""
+        self._json = None
+        index = entry.get("index")
+        position = self._positions.get(index) if type(index) is int else None
+        if position is None:
+            if type(index) is int:
+                self._positions[index] = len(self._entries)
+            self._entries.append(dict(entry))
+            return
+        current = self._entries[position]
+        for field, value in entry.items():
+            if (
+                field in self._text_fields
+                and isinstance(value, str)
+                and isinstance(current.get(field), str)
+            ):
+                pieces = self._pieces.get((position, field))
+                if pieces is None:
+                    pieces = self._pieces[position, field] = Pieces(current[field])
+                pieces.append(value)
+            elif value is not None:
+                current[field] = value
+                self._pieces.pop((position, field), None)
+
+    def entries(self) -> list[dict[str, Any]]:
+        """The merged list (shared, not a copy: read it, don't keep it)."""
+        for (position, field), pieces in self._pieces.items():
+            self._entries[position][field] = pieces.text()
+        self._pieces.clear()
+        return self._entries
+
+    def json(self) -> str:
+        """The merged list serialised compactly (a signature)."""
+        if self._json is None:
+            self._json = dumps_compact(self.entries())
+        return self._json
+
+    def __bool__(self) -> bool:
+        return bool(self._entries)
 
 
 class MessageBuilder:
@@ -145,7 +246,9 @@ class MessageBuilder:
     ``api`` names the wire API, ``model`` the model the caller asked for,
     ``stop_table`` the api's stop values. ``blocks_end_implicitly`` is true
     for wire APIs without a per-block end (Chat Completions): their tool
-    calls end at the terminal without being presumed cut off.
+    calls end at the terminal without being presumed cut off. ``call_id``
+    makes the ids of tool calls that have none (never one already used in
+    the message).
     """
 
     def __init__(
@@ -156,6 +259,7 @@ class MessageBuilder:
         provider: str | None = None,
         stop_table: StopTable,
         blocks_end_implicitly: bool = False,
+        call_id: CallIdFactory = synthetic_call_id,
     ) -> None:
         self.api = api
         self.provider = provider
@@ -170,7 +274,10 @@ class MessageBuilder:
         self._implicit_end = blocks_end_implicitly
         self._blocks: list[_Block] = []
         self._keys: dict[Hashable, _Block] = {}
+        self._merged: dict[Hashable, MergedEntries] = {}  # lists held for the decoder
         self._tool_calls = 0
+        self._call_id = call_id
+        self._used_ids: set[str] = set()
         self._usage = Usage()
         self._raw_stop: str | None = None
         self._stop_override: StopReason | None = None
@@ -214,6 +321,9 @@ class MessageBuilder:
     def _open(self, key: Hashable, kind: str) -> _Block:
         self._ensure_started()
         old = self._keys.get(key)
+        if old is not None and old.kind == _RESERVED:
+            old.kind = kind
+            return old
         if old is not None and not old.ended:
             self.diagnostic("duplicate_block_start", f"block {key!r} opened while still open")
             self._end(old)
@@ -221,6 +331,15 @@ class MessageBuilder:
         self._blocks.append(block)
         self._keys[key] = block
         return block
+
+    def reserve(self, key: Hashable) -> None:
+        """Hold the next index for a block that opens (or is placed) under
+        ``key`` later, so that it keeps its place among blocks that stream
+        first. A position never claimed is left out of the content."""
+        if key not in self._keys:
+            block = _Block(len(self._blocks), _RESERVED)
+            self._blocks.append(block)
+            self._keys[key] = block
 
     def has(self, key: Hashable) -> bool:
         """Whether ``key`` names a block that was opened."""
@@ -285,6 +404,8 @@ class MessageBuilder:
         block.tool_position = self._tool_calls
         self._tool_calls += 1
         block.id = id or (self._synthetic_id(block) if synthesize_id else None)
+        if block.id:
+            self._used_ids.add(block.id)
         block.name = name or ""
         block.signature = signature or None
         self.events.append(tool_call_delta(block.index, block.id, block.name, "", block.args, 0))
@@ -317,12 +438,13 @@ class MessageBuilder:
     def append_text(self, key: Hashable, delta: str) -> None:
         block = self._keys.get(key)
         if block is not None and block.kind == _TEXT and not block.ended and delta:
-            # The hot path of every text-heavy stream: two appends. (_add_part,
+            # The hot path of every text-heavy stream: two appends. (Pieces.append,
             # inlined: the call alone is ~2 % of a text event.)
-            parts = block.parts
+            pieces = block.parts
+            parts = pieces.parts
             parts.append(delta)
-            if len(parts) - block.folded >= _FOLD_PARTS:
-                _fold(block)
+            if len(parts) - pieces.folded >= _FOLD_PARTS:
+                pieces.fold()
             self.events.append(text_delta(block.index, delta))
             return
         block = self._get(key, "text")
@@ -331,7 +453,7 @@ class MessageBuilder:
         if block.kind != _TEXT:
             self.diagnostic("unknown_delta", f"text for a {block.kind} block", delta)
             return
-        _add_part(block, delta)
+        block.parts.append(delta)
         self.events.append(text_delta(block.index, delta))
 
     def append_thinking(self, key: Hashable, delta: str, *, signature: str | None = None) -> None:
@@ -344,7 +466,7 @@ class MessageBuilder:
             and delta
             and not (signature or block.ended or block.redacted)
         ):  # the hot path of reasoning streams
-            _add_part(block, delta)
+            block.parts.append(delta)
             self.events.append(thinking_delta(block.index, delta, None))
             return
         block = self._get(key, "thinking")
@@ -355,9 +477,49 @@ class MessageBuilder:
             return
         self._thinking(block, delta, signature or None)
 
+    # Appends keyed by the wire's own part key: the block opens at the first
+    # append under a key never used (has() false); after that they are the
+    # plain appends, with their diagnostics for a block that has ended.
+
+    def text(self, key: Hashable, delta: str, *, refusal: bool = False) -> None:
+        """Append text to the text block ``key``, opened (``refusal`` marking a
+        refusal) if no block was ever opened under ``key``, even for an empty
+        ``delta``."""
+        if key not in self._keys:
+            self.open_text(key, refusal=refusal)
+        self.append_text(key, delta)
+
+    def thinking(self, key: Hashable, delta: str, *, signature: str | None = None) -> None:
+        """Append reasoning text to the thinking block ``key``, opened with the
+        text and ``signature`` if no block was ever opened under ``key``. On an
+        existing block a non-empty ``signature`` is set after the text, with
+        its own ``ThinkingDelta`` when it changes (:meth:`set_signature`)."""
+        if key not in self._keys:
+            self.open_thinking(key, text=delta, signature=signature)
+            return
+        self.append_thinking(key, delta)
+        if signature:
+            self.set_signature(key, signature)
+
+    def tool_call(
+        self,
+        key: Hashable,
+        *,
+        id: str | None = None,
+        name: str | None = None,
+        synthesize_id: bool = False,
+    ) -> None:
+        """The tool call ``key``: opened (:meth:`open_tool_call`) if no block was
+        ever opened under ``key``, else given this id and name
+        (:meth:`set_tool_identity`)."""
+        if key not in self._keys:
+            self.open_tool_call(key, id=id, name=name, synthesize_id=synthesize_id)
+        else:
+            self.set_tool_identity(key, id, name)
+
     def _thinking(self, block: _Block, delta: str, signature: str | None) -> None:
         if delta:
-            _add_part(block, delta)
+            block.parts.append(delta)
         if signature is not None and signature != block.signature:
             block.signature = signature
         else:
@@ -365,16 +527,48 @@ class MessageBuilder:
         if delta or signature is not None:
             self.events.append(thinking_delta(block.index, delta, signature))
 
-    def set_signature(self, key: Hashable, signature: str | None) -> None:
+    def set_signature(
+        self, key: Hashable, signature: str | None, *, onto_last_delta: bool = False
+    ) -> None:
         """Replace the block's signature (an empty value sets nothing). A
-        thinking block announces the change with ``ThinkingDelta("", sig)``."""
+        thinking block announces the change with ``ThinkingDelta("", sig)``;
+        with ``onto_last_delta``, on the block's own unsigned ``ThinkingDelta``
+        instead when that is the newest event not yet drained (for a relay
+        that drains after every event it forwards, so the merge cannot depend
+        on chunking)."""
         block = self._get(key, "signature")
         if block is None or not signature:
             return
-        if block.kind == _THINKING:
-            self._thinking(block, "", signature)
-        else:
+        if block.kind != _THINKING:
             block.signature = signature
+            return
+        last = self.events[-1] if self.events and onto_last_delta else None
+        if (
+            isinstance(last, ThinkingDelta)
+            and last.index == block.index
+            and last.signature is None
+            and signature != block.signature
+        ):
+            block.signature = signature
+            self.events[-1] = thinking_delta(block.index, last.delta, signature)
+        else:
+            self._thinking(block, "", signature)
+
+    def set_text_details(
+        self,
+        key: Hashable,
+        *,
+        signature: str | None = None,
+        citations: tuple[Any, ...] = (),
+        refusal: bool = False,
+    ) -> None:
+        """What a finished text block of a relayed stream says about the text
+        it carried: its signature, citations and refusal mark."""
+        block = self._keys.get(key)
+        if block is not None and block.kind == _TEXT and not block.ended:
+            block.signature = signature
+            block.citations[:] = citations
+            block.refusal = refusal
 
     def signature(self, key: Hashable) -> str | None:
         block = self._keys.get(key)
@@ -397,7 +591,7 @@ class MessageBuilder:
         if block is None or not fragment:
             return
         if block.kind == _PROVIDER:
-            _add_part(block, fragment)
+            block.parts.append(fragment)
         elif block.args is not None:
             end = block.args.append(fragment)
             self.events.append(
@@ -423,6 +617,7 @@ class MessageBuilder:
             return
         if id and not block.id:
             block.id = id
+            self._used_ids.add(id)
         if name:
             if not block.name:
                 block.name = name
@@ -454,8 +649,45 @@ class MessageBuilder:
                 kind = type(current).__name__
                 self.diagnostic("unknown_delta", f"text for the {kind} {field!r} of a block", text)
                 return
-            pieces = block.texts[field] = [current] if current else []
+            pieces = block.texts[field] = Pieces(current or "")
         pieces.append(text)
+
+    def provider_entries(self, key: Hashable, kind: str, field: str, entries: list[Any]) -> None:
+        """Entries of the list ``field`` of provider block ``key`` (opened as
+        ``kind`` if no block was ever opened under ``key``), merged by index
+        into the entries before them (:class:`MergedEntries`); entries that
+        are not objects are skipped. O(size of the entries)."""
+        if key not in self._keys:
+            self.open_provider(key, kind, {})
+        block = self._keys[key]
+        if block.kind != _PROVIDER or block.ended:
+            self.diagnostic("unknown_delta", f"{field} for a {block.kind} block")
+            return
+        if block.merged is None:
+            block.merged = {}
+        merged = block.merged.get(field)
+        if merged is None:
+            merged = block.merged[field] = MergedEntries()
+        for entry in entries:
+            if isinstance(entry, dict):
+                merged.merge(entry)
+
+    def merge_entry(
+        self, name: Hashable, entry: Mapping[str, Any], *, text_fields: frozenset[str] = frozenset()
+    ) -> None:
+        """An entry of the list ``name`` held for the decoder (a signature made
+        of entries that arrive in pieces), merged by index
+        (:class:`MergedEntries`; ``text_fields`` are given by the first call)."""
+        merged = self._merged.get(name)
+        if merged is None:
+            merged = self._merged[name] = MergedEntries(text_fields)
+        merged.merge(entry)
+
+    def merged_json(self, name: Hashable) -> str:
+        """The list ``name`` as merged so far, serialised compactly (``[]`` when
+        nothing was merged); joined only when it changed since the last call."""
+        merged = self._merged.get(name)
+        return merged.json() if merged is not None else "[]"
 
     def set_provider_data(self, key: Hashable, data: Mapping[str, Any]) -> None:
         block = self._keys.get(key)
@@ -500,7 +732,7 @@ class MessageBuilder:
             block.args = ArgumentBuffer()
             block.args.append(full)
         else:
-            block.parts = [full]
+            block.parts = Pieces(full)
 
     def text_of(self, key: Hashable) -> str:
         block = self._keys.get(key)
@@ -510,19 +742,35 @@ class MessageBuilder:
     def _text_of(block: _Block) -> str:
         if block.args is not None:
             return block.args.text()
-        if len(block.parts) > 1:
-            block.parts = ["".join(block.parts)]
-        return block.parts[0] if block.parts else ""
+        return block.parts.text()
 
-    def end_block(self, key: Hashable) -> None:
-        """``BlockEnd`` for the block (once; later calls do nothing)."""
+    def end_block(self, key: Hashable, *, error: str | None = None) -> None:
+        """``BlockEnd`` for the block (once; later calls do nothing). ``error``
+        says why a tool call's arguments cannot be whole (``"incomplete"``,
+        or a parser's reason): they are then a best-effort preview."""
         block = self._keys.get(key)
         if block is None:
             self.diagnostic(
                 "delta_for_unknown_block", f"end of block {key!r}, which was never opened"
             )
         elif not block.ended:
-            self._end(block)
+            self._end(block, error=error)
+
+    def place(self, key: Hashable, final: ContentBlock) -> None:
+        """A block finished elsewhere (a relayed stream), ended here exactly as
+        it is: the block open (or reserved) under ``key``, else a new one at
+        the next index. Its ``BlockEnd`` is emitted once; nothing is parsed
+        or reported again."""
+        block = self._keys.get(key)
+        if block is None or block.ended:
+            block = self._open(key, _kind_of(final))
+        elif block.kind == _RESERVED:
+            block.kind = _kind_of(final)
+        if isinstance(final, ToolCallBlock):
+            self._used_ids.add(final.id)
+        block.ended = True
+        block.final = final
+        self.events.append(BlockEnd(block.index, final))
 
     def backfill_signature(self, key: Hashable, signature: str, detail: str) -> None:
         """Data for a block that has already ended (from a terminal response):
@@ -531,7 +779,7 @@ class MessageBuilder:
         if block is None or not block.ended or block.final is None or block.signature == signature:
             return
         block.signature = signature
-        block.final = self._freeze(block, incomplete=False, report=False)
+        block.final = self._freeze(block, error=None, report=False)
         self.diagnostic("backfilled_from_completed", detail)
 
     def backfill_citations(self, key: Hashable, citations: list[Any] | tuple[Any, ...]) -> None:
@@ -544,10 +792,10 @@ class MessageBuilder:
             return
         block.citations.extend(citations)
         if block.ended:
-            block.final = self._freeze(block, incomplete=False, report=False)
+            block.final = self._freeze(block, error=None, report=False)
             self.diagnostic("backfilled_from_completed", f"citations for block {block.index}")
 
-    def _end(self, block: _Block, *, incomplete: bool = False) -> None:
+    def _end(self, block: _Block, *, error: str | None = None) -> None:
         if (
             block.kind == _TOOL
             and block.args is not None
@@ -561,13 +809,22 @@ class MessageBuilder:
                 )
             )
         block.ended = True
-        block.final = self._freeze(block, incomplete=incomplete, report=True)
+        block.final = self._freeze(block, error=error, report=True)
         self.events.append(BlockEnd(block.index, block.final))
 
     def _synthetic_id(self, block: _Block) -> str:
-        return synthetic_call_id(self._response_id, block.tool_position)
+        """``call_id`` of the block's position, moved on past ids already in
+        use; the id is kept on the block, so it is made once."""
+        position = block.tool_position
+        made = self._call_id(self._response_id, position)
+        while made in self._used_ids:
+            position += 1
+            made = self._call_id(self._response_id, position)
+        self._used_ids.add(made)
+        block.id = made
+        return made
 
-    def _freeze(self, block: _Block, *, incomplete: bool, report: bool) -> ContentBlock:
+    def _freeze(self, block: _Block, *, error: str | None, report: bool) -> ContentBlock:
         """The block's final (or, with ``report`` False, snapshot) state."""
         if block.kind == _TEXT:
             return TextBlock(
@@ -577,9 +834,8 @@ class MessageBuilder:
             return ThinkingBlock(self._text_of(block), block.signature, block.redacted)
         if block.kind == _TOOL:
             raw = self._text_of(block)
-            error: str | None
-            if incomplete:
-                arguments, error = parse_partial_json(raw), "incomplete"
+            if error is not None:
+                arguments = parse_partial_json(raw)
             else:
                 arguments, error, repaired = parse_final_arguments(raw)
                 if report and repaired:
@@ -596,14 +852,11 @@ class MessageBuilder:
             )
         data = block.data
         if block.texts:
-            joined = {}
-            for name, pieces in block.texts.items():
-                text = "".join(pieces)
-                pieces[:] = [text]
-                joined[name] = text
-            data = {**data, **joined}
+            data = {**data, **{name: pieces.text() for name, pieces in block.texts.items()}}
+        if block.merged:
+            data = {**data, **{name: merged.entries() for name, merged in block.merged.items()}}
         if block.parts:
-            raw = "".join(block.parts)
+            raw = block.parts.text()
             value, failure, _ = parse_final_arguments(raw)
             if report and failure:
                 self.diagnostic("invalid_json", f"block {block.index} input: {failure}", raw)
@@ -696,31 +949,56 @@ class MessageBuilder:
         blocks are ended (open tool calls as ``incomplete``)."""
         if self.closed:
             return
-        if self._early:
-            self.events.extend(self._early)
-            self._early = []
+        if not self._started:
+            self._emit_start()  # Start is first, also before an error alone
         self._end_open(cut=True)
         stop = StopReason.ABORTED if kind == "aborted" else StopReason.ERROR
         self._close(stop, reason)
         assert self._final is not None
         self.events.append(Error(kind, reason, code, self._final))
 
+    def conclude(self, message: AssistantMessage, error: Error | None = None) -> None:
+        """End with the terminal of a relayed stream of canonical events
+        (``message`` from its ``Done``, or its ``Error``): identity, usage and
+        stop reason are that message's, the content is this builder's. Open
+        blocks end as at any terminal (tool calls as ``incomplete`` when the
+        stream was cut), ``stop`` with tool calls becomes ``tool_use``."""
+        if self.closed:
+            return
+        if self._early:
+            self.events.extend(self._early)
+            self._early = []
+        stop = message.stop_reason
+        self._end_open(cut=error is not None or stop in _CUT)
+        if stop is StopReason.STOP and any(b.kind == _TOOL for b in self._blocks):
+            stop = StopReason.TOOL_USE
+        self._final = replace(message, content=self._content(), stop_reason=stop)
+        self.closed = True
+        if error is None:
+            self.events.append(Done(self._final))
+        else:
+            self.events.append(Error(error.kind, error.reason, error.code, self._final))
+
     def _end_open(self, *, cut: bool) -> None:
         for block in self._blocks:
-            if not block.ended:
-                self._end(block, incomplete=block.kind == _TOOL and (cut or not self._implicit_end))
+            if not block.ended and block.kind != _RESERVED:
+                incomplete = block.kind == _TOOL and (cut or not self._implicit_end)
+                self._end(block, error="incomplete" if incomplete else None)
 
     def _close(self, stop: StopReason, error: str | None) -> None:
         self._final = self._message(stop, error)
         self.closed = True
 
-    def _message(self, stop: StopReason, error: str | None) -> AssistantMessage:
-        content = tuple(
-            b.final if b.final is not None else self._freeze(b, incomplete=False, report=False)
+    def _content(self) -> tuple[ContentBlock, ...]:
+        return tuple(
+            b.final if b.final is not None else self._freeze(b, error=None, report=False)
             for b in self._blocks
+            if b.kind != _RESERVED
         )
+
+    def _message(self, stop: StopReason, error: str | None) -> AssistantMessage:
         return AssistantMessage(
-            content=content,
+            content=self._content(),
             api=self.api,
             model=self._requested_model or self._reported_model,
             stop_reason=stop,
@@ -739,3 +1017,13 @@ class MessageBuilder:
         if self._final is not None:
             return self._final
         return self._message(StopReason.STOP, None)
+
+
+def _kind_of(block: ContentBlock) -> str:
+    if isinstance(block, TextBlock):
+        return _TEXT
+    if isinstance(block, ThinkingBlock):
+        return _THINKING
+    if isinstance(block, ToolCallBlock):
+        return _TOOL
+    return _PROVIDER

@@ -1,21 +1,31 @@
 """Canonical events: what every stream becomes, whatever its wire API.
 
 Each event is a small frozen, slotted dataclass, usable with ``match``;
-``to_dict()`` gives the JSON-ready dict (``"type"`` is the event name) that
-the CLI prints one per line. Exactly one terminal event, :class:`Done` or
-:class:`Error`, ends every stream.
+its class attribute ``type`` is the event's name (``"text_delta"`` …), as in
+the official SDKs' events. ``to_dict()`` gives the JSON-ready dict (its
+``"type"`` is that name) that the CLI prints one per line, and
+:func:`event_from_dict` rebuilds the event from it. Exactly one terminal
+event, :class:`Done` or :class:`Error`, ends every stream.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Annotated, Any, ClassVar, Literal
 
 from ._frozen import new, twin
-from .messages import AssistantMessage, ContentBlock, StopReason, Usage
-
-if TYPE_CHECKING:
-    from .partial_json import ArgsOp, ArgumentBuffer
+from .messages import (
+    AssistantMessage,
+    ContentBlock,
+    DocumentBlock,
+    ImageBlock,
+    StopReason,
+    Usage,
+    block_from_dict,
+    message_from_dict,
+)
+from .partial_json import ArgsOp, ArgumentBuffer
 
 __all__ = [
     "BlockEnd",
@@ -29,12 +39,32 @@ __all__ = [
     "ThinkingDelta",
     "ToolCallDelta",
     "UsageUpdate",
+    "event_from_dict",
 ]
+
+
+class _Unvalidated:
+    """Annotation metadata telling pydantic to take a field as it is (an
+    internal object, never part of an event's value); serialized as ``None``.
+
+    pydantic calls this only when someone builds a schema: streamnorm itself
+    does not import pydantic.
+    """
+
+    @staticmethod
+    def __get_pydantic_core_schema__(source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema
+
+        return core_schema.any_schema(
+            serialization=core_schema.plain_serializer_function_ser_schema(lambda _: None)
+        )
 
 
 @dataclass(frozen=True, slots=True)
 class Start:
     """The stream identified itself. Always the first event."""
+
+    type: ClassVar[Literal["start"]] = "start"
 
     api: str
     model: str | None
@@ -51,6 +81,10 @@ class Start:
 
 @dataclass(frozen=True, slots=True)
 class TextDelta:
+    """Answer text appended to the text block at ``index``."""
+
+    type: ClassVar[Literal["text_delta"]] = "text_delta"
+
     index: int
     delta: str
 
@@ -62,6 +96,8 @@ class TextDelta:
 class ThinkingDelta:
     """Reasoning text. ``signature`` is the block's whole signature so far when
     this event changed it (replace semantics), else ``None``."""
+
+    type: ClassVar[Literal["thinking_delta"]] = "thinking_delta"
 
     index: int
     delta: str
@@ -93,11 +129,15 @@ class ToolCallDelta:
     shared between successive previews, see partial_json).
     """
 
+    type: ClassVar[Literal["toolcall_delta"]] = "toolcall_delta"
+
     index: int
     id: str | None
     name: str
     raw_json_delta: str
-    buffer: ArgumentBuffer | None = field(default=None, repr=False, compare=False)
+    buffer: Annotated[ArgumentBuffer | None, _Unvalidated] = field(
+        default=None, repr=False, compare=False
+    )
     end: int = field(default=-1, repr=False, compare=False)
     _ops: tuple[ArgsOp, ...] | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -146,6 +186,8 @@ class ToolCallDelta:
 class BlockEnd:
     """The block at ``index`` is finished; ``block`` is its final state."""
 
+    type: ClassVar[Literal["block_end"]] = "block_end"
+
     index: int
     block: ContentBlock
 
@@ -157,6 +199,8 @@ class BlockEnd:
 class UsageUpdate:
     """The cumulative usage changed."""
 
+    type: ClassVar[Literal["usage"]] = "usage"
+
     usage: Usage
 
     def to_dict(self) -> dict[str, Any]:
@@ -166,6 +210,8 @@ class UsageUpdate:
 @dataclass(frozen=True, slots=True)
 class PromptProgress:
     """Prompt prefill progress (llama.cpp ``return_progress``)."""
+
+    type: ClassVar[Literal["prompt_progress"]] = "prompt_progress"
 
     processed: int
     total: int
@@ -188,6 +234,8 @@ class NormalizationError:
 
     ``raw`` holds the offending input (or ``None``)."""
 
+    type: ClassVar[Literal["normalization_error"]] = "normalization_error"
+
     kind: str
     detail: str
     raw: str | None = None
@@ -204,6 +252,8 @@ class NormalizationError:
 @dataclass(frozen=True, slots=True)
 class Done:
     """Terminal: the stream completed; ``message`` is the final message."""
+
+    type: ClassVar[Literal["done"]] = "done"
 
     message: AssistantMessage
 
@@ -228,6 +278,8 @@ class Error:
     """Terminal: the stream failed. ``kind`` is ``upstream``, ``truncated``,
     ``protocol``, ``limit`` or ``aborted``; ``message`` is everything received
     so far (stop reason ``error`` or ``aborted``)."""
+
+    type: ClassVar[Literal["error"]] = "error"
 
     kind: str
     reason: str
@@ -256,6 +308,114 @@ Event = (
     | Done
     | Error
 )
+
+
+#: Each event class by its ``type``.
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.type: cls
+    for cls in (
+        Start,
+        TextDelta,
+        ThinkingDelta,
+        ToolCallDelta,
+        BlockEnd,
+        UsageUpdate,
+        PromptProgress,
+        NormalizationError,
+        Done,
+        Error,
+    )
+}
+
+
+# --------------------------------------------------------------------------
+# event_from_dict: the inverse of to_dict
+
+
+def _field(d: Mapping[str, Any], key: str) -> Any:
+    try:
+        return d[key]
+    except KeyError:
+        raise ValueError(f"{d.get('type')} event: missing field {key!r}") from None
+
+
+def _message(d: Mapping[str, Any]) -> AssistantMessage:
+    raw = _field(d, "message")
+    try:
+        message = message_from_dict(raw)
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"{d.get('type')} event: bad message ({exc!r})") from None
+    if not isinstance(message, AssistantMessage):
+        raise ValueError(f"{d.get('type')} event: the message must be an assistant message")
+    return message
+
+
+def _block(d: Mapping[str, Any]) -> ContentBlock:
+    try:
+        block = block_from_dict(_field(d, "block"))
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"block_end event: bad block ({exc!r})") from None
+    if isinstance(block, (ImageBlock, DocumentBlock)):
+        raise ValueError(
+            "block_end event: an image or document block is never part of an assistant turn"
+        )
+    return block
+
+
+def _tool_call_delta(d: Mapping[str, Any]) -> ToolCallDelta:
+    event = ToolCallDelta(
+        _field(d, "index"), d.get("id"), _field(d, "name"), _field(d, "raw_json_delta")
+    )
+    ops = d.get("ops")
+    if isinstance(ops, list):  # what the delta changed, as the sender read it
+        object.__setattr__(event, "_ops", tuple(_args_op(op) for op in ops))
+    return event
+
+
+def _args_op(d: Any) -> ArgsOp:
+    try:
+        op, path, value = d["op"], d["path"], d["value"]
+    except (KeyError, TypeError):
+        raise ValueError(f"toolcall_delta event: bad op {d!r}") from None
+    if op not in ("set", "append") or not isinstance(path, list):
+        raise ValueError(f"toolcall_delta event: bad op {d!r}")
+    return ArgsOp(op, tuple(path), value)
+
+
+_FROM_DICT: dict[str, Callable[[Mapping[str, Any]], Event]] = {
+    "start": lambda d: Start(_field(d, "api"), d.get("model"), d.get("response_id")),
+    "text_delta": lambda d: TextDelta(_field(d, "index"), _field(d, "delta")),
+    "thinking_delta": lambda d: ThinkingDelta(
+        _field(d, "index"), _field(d, "delta"), d.get("signature")
+    ),
+    "toolcall_delta": _tool_call_delta,
+    "block_end": lambda d: BlockEnd(_field(d, "index"), _block(d)),
+    "usage": lambda d: UsageUpdate(Usage.from_dict(_field(d, "usage"))),
+    "prompt_progress": lambda d: PromptProgress(
+        _field(d, "processed"), _field(d, "total"), _field(d, "cached"), _field(d, "time_ms")
+    ),
+    "normalization_error": lambda d: NormalizationError(
+        _field(d, "kind"), _field(d, "detail"), d.get("raw")
+    ),
+    "done": lambda d: Done(_message(d)),
+    "error": lambda d: Error(_field(d, "kind"), _field(d, "reason"), d.get("code"), _message(d)),
+}
+
+
+def event_from_dict(d: Mapping[str, Any]) -> Event:
+    """The event whose ``to_dict()`` is ``d``: ``event_from_dict(e.to_dict()) == e``,
+    also after a trip through JSON. A ``toolcall_delta`` keeps the
+    ``partial_args`` it carries. Raises ``ValueError`` naming the unknown type
+    or the missing field."""
+    if not isinstance(d, Mapping):
+        raise ValueError(f"an event dict must be a mapping, not {type(d).__name__}")
+    kind = d.get("type")
+    if kind is None:
+        raise ValueError("an event dict needs a 'type' field")
+    build = _FROM_DICT.get(kind) if isinstance(kind, str) else None
+    if build is None:
+        raise ValueError(f"unknown event type {kind!r}; known: {', '.join(EVENT_TYPES)}")
+    return build(d)
 
 
 # --------------------------------------------------------------------------

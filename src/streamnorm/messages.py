@@ -7,6 +7,10 @@ unchanged (``message_from_dict(m.to_dict()) == m``).
 
 Sequences are tuples so that a finished message cannot be mutated behind the
 back of whoever holds it; ``to_dict()`` turns them into lists.
+
+``cache`` on a block or tool result is a prompt-cache breakpoint after it:
+None for none, ``"ephemeral"`` for one with the API's default lifetime, else
+the lifetime (``"5m"``, ``"1h"`` …). ``to_dict()`` writes it only when set.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from ._frozen import new, twin
 __all__ = [
     "AssistantMessage",
     "ContentBlock",
+    "DocumentBlock",
     "ImageBlock",
     "Message",
     "ProviderBlock",
@@ -30,6 +35,7 @@ __all__ = [
     "ToolCallBlock",
     "ToolResultMessage",
     "Usage",
+    "UserContent",
     "UserMessage",
     "block_from_dict",
     "message_from_dict",
@@ -157,21 +163,27 @@ _UsageFields = twin(Usage)
 
 @dataclass(frozen=True, slots=True)
 class TextBlock:
-    """Answer text. ``refusal`` marks text the provider sent as a refusal."""
+    """Answer text. ``refusal`` marks text the provider sent as a refusal.
+    ``cache`` marks a prompt-cache breakpoint after the block (see the module
+    docstring)."""
 
     text: str
     signature: str | None = None
     citations: tuple[Any, ...] = ()
     refusal: bool = False
+    cache: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "type": "text",
-            "text": self.text,
-            "signature": self.signature,
-            "citations": list(self.citations),
-            "refusal": self.refusal,
-        }
+        return _with_cache(
+            {
+                "type": "text",
+                "text": self.text,
+                "signature": self.signature,
+                "citations": list(self.citations),
+                "refusal": self.refusal,
+            },
+            self.cache,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,17 +220,21 @@ class ToolCallBlock:
     raw_arguments: str
     signature: str | None = None
     error: str | None = None
+    cache: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "type": "toolcall",
-            "id": self.id,
-            "name": self.name,
-            "arguments": dict(self.arguments),
-            "raw_arguments": self.raw_arguments,
-            "signature": self.signature,
-            "error": self.error,
-        }
+        return _with_cache(
+            {
+                "type": "toolcall",
+                "id": self.id,
+                "name": self.name,
+                "arguments": dict(self.arguments),
+                "raw_arguments": self.raw_arguments,
+                "signature": self.signature,
+                "error": self.error,
+            },
+            self.cache,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,20 +261,66 @@ class ImageBlock:
     mime_type: str
     data: str | None = None
     url: str | None = None
+    cache: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": "image", "mime_type": self.mime_type, "data": self.data, "url": self.url}
+        return _with_cache(
+            {"type": "image", "mime_type": self.mime_type, "data": self.data, "url": self.url},
+            self.cache,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentBlock:
+    """A file in a user message or tool result (a PDF, plain text, audio …):
+    inline base64 ``data`` (plain text as is for ``text/plain``), a ``url``,
+    or a ``file_id`` of the provider's file store; ``name`` is its file name
+    or title."""
+
+    mime_type: str
+    data: str | None = None
+    url: str | None = None
+    file_id: str | None = None
+    name: str | None = None
+    cache: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return _with_cache(
+            {
+                "type": "document",
+                "mime_type": self.mime_type,
+                "data": self.data,
+                "url": self.url,
+                "file_id": self.file_id,
+                "name": self.name,
+            },
+            self.cache,
+        )
+
+
+def _with_cache(d: dict[str, Any], cache: str | None) -> dict[str, Any]:
+    if cache is not None:
+        d["cache"] = cache
+    return d
 
 
 ContentBlock = TextBlock | ThinkingBlock | ToolCallBlock | ProviderBlock
 
+#: What a user message or a tool result may hold (a ``ProviderBlock`` is a
+#: part of one API kept verbatim for that API, such as an uploaded container file).
+UserContent = TextBlock | ImageBlock | DocumentBlock | ProviderBlock
 
-def block_from_dict(d: Mapping[str, Any]) -> ContentBlock | ImageBlock:
+
+def block_from_dict(d: Mapping[str, Any]) -> ContentBlock | ImageBlock | DocumentBlock:
     """Inverse of the blocks' ``to_dict()``. Raises ``ValueError`` on an unknown type."""
     t = d.get("type")
     if t == "text":
         return TextBlock(
-            d["text"], d.get("signature"), tuple(d.get("citations") or ()), bool(d.get("refusal"))
+            d["text"],
+            d.get("signature"),
+            tuple(d.get("citations") or ()),
+            bool(d.get("refusal")),
+            d.get("cache"),
         )
     if t == "thinking":
         return ThinkingBlock(d["thinking"], d.get("signature"), bool(d.get("redacted")))
@@ -270,11 +332,21 @@ def block_from_dict(d: Mapping[str, Any]) -> ContentBlock | ImageBlock:
             d.get("raw_arguments", ""),
             d.get("signature"),
             d.get("error"),
+            d.get("cache"),
         )
     if t == "provider":
         return ProviderBlock(d["api"], d["kind"], dict(d.get("data") or {}))
     if t == "image":
-        return ImageBlock(d["mime_type"], d.get("data"), d.get("url"))
+        return ImageBlock(d["mime_type"], d.get("data"), d.get("url"), d.get("cache"))
+    if t == "document":
+        return DocumentBlock(
+            d.get("mime_type", ""),
+            d.get("data"),
+            d.get("url"),
+            d.get("file_id"),
+            d.get("name"),
+            d.get("cache"),
+        )
     raise ValueError(f"unknown content block type: {t!r}")
 
 
@@ -284,9 +356,10 @@ def block_from_dict(d: Mapping[str, Any]) -> ContentBlock | ImageBlock:
 
 @dataclass(frozen=True, slots=True)
 class UserMessage:
-    """What the user said: plain text or a sequence of text and image blocks."""
+    """What the user said: plain text or a sequence of text, image and
+    document blocks (and parts of one API kept verbatim)."""
 
-    content: str | tuple[TextBlock | ImageBlock, ...]
+    content: str | tuple[UserContent, ...]
 
     def to_dict(self) -> dict[str, Any]:
         content: Any = (
@@ -344,35 +417,40 @@ class AssistantMessage:
 
 @dataclass(frozen=True, slots=True)
 class ToolResultMessage:
-    """The result of executing a tool call, answering ``tool_call_id``."""
+    """The result of executing a tool call, answering ``tool_call_id``.
+    ``cache`` is a prompt-cache breakpoint after the result."""
 
     tool_call_id: str
     tool_name: str
-    content: str | tuple[TextBlock | ImageBlock, ...]
+    content: str | tuple[UserContent, ...]
     is_error: bool = False
+    cache: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         content: Any = (
             self.content if isinstance(self.content, str) else [b.to_dict() for b in self.content]
         )
-        return {
-            "type": "tool_result",
-            "tool_call_id": self.tool_call_id,
-            "tool_name": self.tool_name,
-            "content": content,
-            "is_error": self.is_error,
-        }
+        return _with_cache(
+            {
+                "type": "tool_result",
+                "tool_call_id": self.tool_call_id,
+                "tool_name": self.tool_name,
+                "content": content,
+                "is_error": self.is_error,
+            },
+            self.cache,
+        )
 
 
 Message = UserMessage | AssistantMessage | ToolResultMessage
 
 
-def _user_content(c: Any) -> str | tuple[TextBlock | ImageBlock, ...]:
+def _user_content(c: Any) -> str | tuple[UserContent, ...]:
     if isinstance(c, str):
         return c
     parts = tuple(block_from_dict(p) for p in c)
     for p in parts:
-        if not isinstance(p, (TextBlock, ImageBlock)):
+        if not isinstance(p, (TextBlock, ImageBlock, DocumentBlock, ProviderBlock)):
             raise ValueError(f"user content cannot hold a {type(p).__name__}")
     return parts  # type: ignore[return-value]
 
@@ -388,12 +466,13 @@ def message_from_dict(d: Mapping[str, Any]) -> Message:
             d.get("tool_name", ""),
             _user_content(d["content"]),
             bool(d.get("is_error")),
+            d.get("cache"),
         )
     if t == "assistant":
         content = tuple(block_from_dict(b) for b in d.get("content", ()))
         for b in content:
-            if isinstance(b, ImageBlock):
-                raise ValueError("assistant content cannot hold an image block")
+            if isinstance(b, (ImageBlock, DocumentBlock)):
+                raise ValueError(f"assistant content cannot hold a {type(b).__name__}")
         return AssistantMessage(
             content,  # type: ignore[arg-type]
             d["api"],

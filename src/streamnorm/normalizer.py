@@ -1,15 +1,37 @@
 """``StreamNormalizer``: bytes in, canonical events out (sans-IO).
 
-    bytes ─► SSEDecoder ─► payload JSON ─► provider decoder ─► MessageBuilder ─► events
+    bytes ─► framer ─► payload JSON ─► provider decoder ─► MessageBuilder ─► events
 
-The normalizer owns what sits between the layers: api detection, JSON
-parsing of payloads, the size limits, and the end-of-input rules of
-DESIGN.md §5 (a final block that lacks its blank line still counts when its
-data is complete). ``normalize`` and ``anormalize`` are thin loops around it.
+The normalizer owns what sits between the layers: choosing the framing and
+the api, JSON parsing of payloads, the size limits, and the end-of-input
+rules of DESIGN.md §5 (a final event that lacks its terminator still counts
+when its data is complete). ``normalize`` and ``anormalize`` are thin loops
+around it.
+
+Framing hook. Each decoder class names the framing it arrives in in its
+``framing`` class attribute (``"sse"``, Ollama ``"ndjson"``, Bedrock
+``"eventstream"``) and any other in ``alt_framings`` (Gemini
+``("json-array",)``); `streamnorm.framing` holds the framers (`FRAMERS`:
+name → factory of a `Framer` with ``feed``, ``flush`` and ``pending``) and
+`sniff_framing`. The framing is always decided from the first bytes,
+whatever ``api`` says:
+
+1. `sniff_framing` on the first line (or the first 12 bytes of a binary
+   prelude). Bytes that are no framing at all (an HTML page, plain text)
+   end the stream at once with ``Error(protocol)``: the rest is never read.
+2. With an explicit api whose decoder reads that framing, the decoder is
+   bound; otherwise (``auto``, or bytes of another framing) the first
+   payload decides: an error object is ``Error(upstream)`` under any api; a
+   payload `detect_api` gives to another api than the one asked for is
+   ``Error(protocol)`` naming the api it looks like.
+
+``Start`` is the first event of every stream, also of one that is only an
+error body, empty, or not a stream: its api is then the api asked for, the
+api the error body's shape names, or ``"unknown"``.
 
 Every step is O(bytes of the chunk) plus the builder's own linear work, so a
-stream costs O(its bytes) however it is cut; and since the SSE decoder's
-output does not depend on chunk boundaries, neither does anything here.
+stream costs O(its bytes) however it is cut; and since no framer's output
+depends on chunk boundaries, neither does anything here.
 """
 
 from __future__ import annotations
@@ -19,25 +41,50 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any
 
 from . import _json
-from .apis import resolve_api
+from .apis import ApiName, resolve_api
 from .builder import MessageBuilder
 from .events import Event
+from .framing import (
+    FRAMERS,
+    QUOTED,
+    Framer,
+    FramingError,
+    blank_prefix,
+    first_line,
+    sniff_framing,
+)
 from .messages import AssistantMessage, StopReason, Usage
-from .providers import DECODERS, Decoder, detect_api
-from .providers.base import as_dict, as_str
-from .sse import RawEvent, SSEDecoder, SSELimitError
+from .providers import DECODERS, Decoder, detect_api, detect_frame_api, error_body_api
+from .providers.base import error_of
+from .sse import RawEvent
 
-__all__ = ["DEFAULT_MAX_EVENT_BYTES", "StreamNormalizer", "anormalize", "normalize"]
+__all__ = [
+    "DEFAULT_MAX_EVENT_BYTES",
+    "DEFAULT_MAX_STREAM_BYTES",
+    "StreamNormalizer",
+    "anormalize",
+    "normalize",
+]
 
 DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
+#: No real answer comes near this (the longest, 128k output tokens as one SSE
+#: event each, is about 30 MB); a stream that would exhaust memory passes it.
+DEFAULT_MAX_STREAM_BYTES = 128 * 1024 * 1024
 DEFAULT_MAX_JSON_DEPTH = 512
 
-#: Bytes kept from the start of a stream that has produced no SSE event yet,
-#: to say what was seen when it turns out not to be a stream at all.
+#: The framing is decided within this many bytes (the first line, at most).
 _HEAD_BYTES = 64 * 1024
+#: The api of a message whose stream never said which api it was.
+UNKNOWN_API = "unknown"
 
-#: How an SSE stream starts: a field or a comment (possibly cut short).
-_SSE_STARTS = (b"data:", b"event:", b"id:", b"retry:", b":")
+#: How each framing is named in an error message.
+_FRAMING_NAMES = {
+    "sse": "a server-sent event stream",
+    "ndjson": "newline-delimited JSON",
+    "json-array": "a streamed JSON array",
+    "json": "a single JSON document",
+    "eventstream": "an AWS event stream",
+}
 
 
 class StreamNormalizer:
@@ -49,42 +96,46 @@ class StreamNormalizer:
     is ignored; feeding after ``flush()`` is a programming error and raises.
 
     ``api`` is a wire API name, an alias, or ``"auto"``/``"openai"`` to detect
-    it from the first payload. ``model`` is the model the caller asked for,
-    ``provider`` labels the host; both are recorded on the message.
+    it from the first bytes and payload. ``model`` is the model the caller
+    asked for, ``provider`` labels the host; both are recorded on the message.
     ``choice`` selects the choice / candidate of an ``n > 1`` stream.
-    ``max_event_bytes`` bounds one SSE line and one event's data,
-    ``max_stream_bytes`` (None: unbounded) the whole stream, ``max_json_depth``
-    the nesting of one payload; exceeding any ends the stream with
-    ``Error(kind="limit")`` naming it, in bounded memory.
+    ``max_event_bytes`` (16 MiB) bounds one line, frame or item and one
+    event's data, ``max_stream_bytes`` (128 MiB; None lifts it) the whole
+    stream, ``max_json_depth`` (512) the nesting of one payload; exceeding any
+    ends the stream with ``Error(kind="limit")`` naming it, in bounded memory.
+    No real answer comes near the defaults (docs/robustness.md §2).
     """
 
     def __init__(
         self,
-        api: str = "auto",
+        api: ApiName = "auto",
         model: str | None = None,
         *,
         provider: str | None = None,
         choice: int = 0,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
-        max_stream_bytes: int | None = None,
+        max_stream_bytes: int | None = DEFAULT_MAX_STREAM_BYTES,
         max_json_depth: int = DEFAULT_MAX_JSON_DEPTH,
     ) -> None:
-        self._api = resolve_api(api, allow_auto=True)
+        _check_options(model, provider, choice, max_event_bytes, max_stream_bytes, max_json_depth)
+        self._api: str = resolve_api(api, allow_auto=True)
+        self._forced = None if self._api == "auto" else self._api
         self._model = model
         self._provider = provider
         self._choice = choice
+        self._max_event_bytes = max_event_bytes
         self._max_stream_bytes = max_stream_bytes
         self._max_json_depth = max_json_depth
         self._parse = _json.fast_parser(max_json_depth)
-        self._sse = SSEDecoder(max_line_bytes=max_event_bytes)
+        self._framing: str | None = None
+        self._framer: Framer | None = None
+        self._head = bytearray()  # the bytes before the framing is known
+        self._blank = True  # only whitespace so far
         self._bytes = 0
-        self._head = bytearray()
         self._payloads = 0
         self._flushed = False
         self._builder: MessageBuilder | None = None
         self._decoder: Decoder | None = None
-        if self._api != "auto":
-            self._bind(self._api)
 
     # ------------------------------------------------------------------
 
@@ -119,16 +170,12 @@ class StreamNormalizer:
             assert limit is not None
             chunk = chunk[: limit - self._bytes]
         self._bytes += len(chunk)
-        if self._payloads == 0 and len(self._head) < _HEAD_BYTES:
-            self._head += chunk[: _HEAD_BYTES - len(self._head)]
-        try:
-            self._interpret_all(self._sse.feed_raw(bytes(chunk)))
-        except SSELimitError as exc:
-            self._interpret_all(exc.events)
-            what = "a line" if exc.part == "line" else "the data of one event"
-            self._fail_limit(
-                "max_event_bytes", f"{what} exceeded max_event_bytes ({exc.value} bytes)"
-            )
+        if self._blank and chunk and not chunk.isspace():
+            self._blank = False
+        if self._framer is not None:
+            self._frame(bytes(chunk))
+        else:
+            self._head_bytes(bytes(chunk))
         if over and not self.closed:
             self._fail_limit(
                 "max_stream_bytes", f"the stream exceeded max_stream_bytes ({limit} bytes)"
@@ -145,7 +192,7 @@ class StreamNormalizer:
             if self._decoder is not None and self._payloads:
                 self._decoder.end_of_input()
             else:
-                self._not_a_stream()
+                self._no_payload()
         return self._drain()
 
     def abort(self, reason: str = "aborted by the caller") -> list[Event]:
@@ -162,19 +209,94 @@ class StreamNormalizer:
         return self._drain()
 
     # ------------------------------------------------------------------
+    # Framing
+
+    def _head_bytes(self, chunk: bytes) -> None:
+        """Bytes before the framing is known: kept (under ``_HEAD_BYTES``)
+        until `sniff_framing` can tell. Once it has waited for a first line
+        longer than ``2 * QUOTED`` (only a JSON line makes it wait that long),
+        it is asked again only when a line ends; a chunk that reaches the
+        bound decides. So this is O(len(chunk))."""
+        head = self._head
+        if not head.strip():  # only spaces so far: at most QUOTED of them
+            chunk = bytes(head) + chunk
+            chunk = chunk[blank_prefix(chunk) :]  # blank lines mean nothing in any framing
+            head.clear()
+            if not chunk:
+                return
+        if len(head) + len(chunk) < _HEAD_BYTES:
+            waited = len(head) > 2 * QUOTED
+            head += chunk
+            if waited and b"\n" not in chunk:
+                return
+            probe, rest = bytes(head), b""
+            framing = sniff_framing(probe, False)
+            if framing is None:
+                return
+            data = probe
+        else:
+            data, rest = bytes(head), chunk
+            probe = data + chunk[: _HEAD_BYTES - len(data)]
+            framing = sniff_framing(probe, True)
+            assert framing is not None
+        self._head = bytearray()
+        if self._use_framing(framing, probe):
+            self._frame(data)
+            if rest and not self.closed:
+                self._frame(rest)
+
+    def _use_framing(self, framing: str, head: bytes) -> bool:
+        """Build the framer; bind an explicit api that reads this framing.
+        False when the bytes are no stream at all (the stream has ended)."""
+        factory = FRAMERS.get(framing)
+        if factory is None:
+            self._fail("protocol", _not_a_stream(framing, first_line(head)))
+            return False
+        self._framing = framing
+        self._framer = factory(self._max_event_bytes)
+        forced = self._forced
+        if forced is not None and DECODERS[forced].reads(framing):
+            self._bind(forced)
+        return True
+
+    def _frame(self, chunk: bytes) -> None:
+        assert self._framer is not None
+        try:
+            self._interpret_all(self._framer.feed(chunk))
+        except FramingError as exc:
+            self._framing_failed(exc)
+
+    def _framing_failed(self, exc: FramingError) -> None:
+        self._interpret_all(exc.events)
+        if exc.kind == "limit" and exc.code:
+            self._fail_limit(exc.code, exc.reason)
+        else:
+            self._fail(exc.kind, exc.reason, exc.code)
 
     def _end_of_bytes(self) -> None:
-        """No more bytes: a final block without its blank line counts when
+        """No more bytes: a final event without its terminator counts when
         its data is complete (DESIGN.md §5)."""
         if self.closed:
             return
-        for event in self._sse.flush():
-            if self.closed:
+        if self._framer is None:
+            head, self._head = bytes(self._head), bytearray()
+            framing = sniff_framing(head, True) if head else None
+            if framing is None or not self._use_framing(framing, head):
                 return
-            self._interpret(event.event, event.data, False)
-        pending = self._sse.pending()
+            self._frame(head)
+        assert self._framer is not None
+        try:
+            events = self._framer.flush()
+        except FramingError as exc:
+            self._framing_failed(exc)
+            return
+        self._interpret_all(events)
+        pending = self._framer.pending()
         if pending is not None and not self.closed:
-            self._interpret(pending.event, pending.data, True)
+            self._interpret(pending[0], pending[1], True)
+
+    # ------------------------------------------------------------------
+    # Builder and decoder
 
     def _bind(self, api: str) -> None:
         decoder_class = DECODERS[api]
@@ -188,13 +310,19 @@ class StreamNormalizer:
         self._decoder = decoder_class(self._builder, self._choice)
         self._api = api
 
-    def _ensure_builder(self) -> MessageBuilder:
+    def _ensure_builder(self, api: str | None = None) -> MessageBuilder:
         if self._builder is None:
-            # No api known yet: a builder that can only carry a terminal error.
+            # No decoder: a builder that can only carry a terminal error.
             self._builder = MessageBuilder(
-                self._api, model=self._model, provider=self._provider, stop_table={}
+                self._forced or api or UNKNOWN_API,
+                model=self._model,
+                provider=self._provider,
+                stop_table={},
             )
         return self._builder
+
+    def _fail(self, kind: str, reason: str, code: str | None = None) -> None:
+        self._ensure_builder().fail(kind, reason, code)
 
     def _drain(self) -> list[Event]:
         if self._builder is None:
@@ -202,17 +330,20 @@ class StreamNormalizer:
         events, self._builder.events = self._builder.events, []
         return events
 
-    def _interpret_all(self, events: list[RawEvent]) -> None:
-        """Interpret SSE events in order, until the stream ends.
+    # ------------------------------------------------------------------
+    # Payloads
 
-        The hot loop of every stream. Once the api is known, and when jiter's
-        own checks are enough (`_json.fast_parser`), a payload that is a JSON
-        object goes from the event's bytes through jiter straight to the
-        provider decoder; anything else, including whatever jiter refuses,
-        takes `_interpret`.
+    def _interpret_all(self, events: list[RawEvent]) -> None:
+        """Interpret framed events in order, until the stream ends.
+
+        The hot loop of every stream. Once the api is known and the first
+        payload checked, and when jiter's own checks are enough
+        (`_json.fast_parser`), a payload that is a JSON object goes from the
+        event's bytes through jiter straight to the provider decoder;
+        anything else, including whatever jiter refuses, takes `_interpret`.
         """
         parse = self._parse
-        decoder = self._decoder
+        decoder = self._decoder if self._payloads else None
         for name, data, _, _ in events:
             if decoder is not None and parse is not None and data[:1] == b"{":
                 try:
@@ -231,7 +362,7 @@ class StreamNormalizer:
             self._interpret(name, data, False)
             if self.closed:
                 return
-            decoder = self._decoder  # bound by the first payload
+            decoder = self._decoder if self._payloads else None
 
     def _decoder_failed(self, exc: Exception, data: bytes | str) -> None:
         """A decoder bug must not end the caller's stream: a diagnostic."""
@@ -240,8 +371,8 @@ class StreamNormalizer:
         self._builder.diagnostic("decoder_error", f"{type(exc).__name__}: {exc}", text)
 
     def _interpret(self, name: str, raw: bytes | str, final: bool) -> None:
-        """One SSE event's data, on the general path. ``final`` marks the
-        unterminated last block, which counts only when its data is complete."""
+        """One event's data, on the general path. ``final`` marks the
+        unterminated last event, which counts only when its data is complete."""
         data = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
         if data[:1] != "{":  # almost every payload is an object: skip these checks
             data = data.strip()
@@ -265,67 +396,81 @@ class StreamNormalizer:
                 return  # cut mid-way: discarded, as the spec says
             self._payloads += 1
             if self._payloads == 1:
-                self._ensure_builder().fail("protocol", f"the first payload is not JSON: {exc}")
+                self._fail("protocol", f"the first payload is not JSON: {exc}")
             else:
                 self._ensure_builder().diagnostic("invalid_json", str(exc), data)
             return
         self._payloads += 1
         if not isinstance(payload, dict):
             if self._decoder is None:
-                self._ensure_builder().fail(
-                    "protocol", f"the first payload is not a JSON object: {data[:200]!r}"
-                )
+                self._fail("protocol", f"the first payload is not a JSON object: {data[:200]!r}")
             else:
                 self._ensure_builder().diagnostic(
                     "invalid_json", "payload is not a JSON object", data
                 )
             return
-        if self._decoder is None:
-            api = detect_api(payload)
-            if api is None or api not in DECODERS:
-                if api == "error":
-                    self._upstream_error_body(payload)
-                else:
-                    self._ensure_builder().fail(
-                        "protocol", f"no known wire api matches the first payload: {data[:200]!r}"
-                    )
-                return
-            self._bind(api)
+        if self._payloads == 1 and not self._first_payload(name, payload, data):
+            return
+        self._handle(name, payload, data)
+
+    def _handle(self, name: str, payload: dict[str, Any], data: str) -> None:
         assert self._decoder is not None
         try:
             self._decoder.handle(name, payload)
         except Exception as exc:
             self._decoder_failed(exc, data)
 
+    def _first_payload(self, name: str, payload: dict[str, Any], data: str) -> bool:
+        """Decide the api from the first payload. True when its decoder is
+        bound and takes the payload; otherwise the stream has ended."""
+        api = detect_api(payload, name, self._framing or "sse")
+        forced = self._forced
+        if api == "error" and forced is None and self._framing == "eventstream":
+            api = detect_frame_api(name)  # an exception frame first: Converse reads it
+        elif api == "error":
+            # An error body: the api's decoder reads its own error shape;
+            # anything it leaves open ends as an upstream error all the same.
+            if self._decoder is not None and forced is not None:
+                self._handle(name, payload, data)
+            self._upstream_error_body(payload)
+            return False
+        framing = _FRAMING_NAMES.get(self._framing or "", "this framing")
+        if forced is not None and api not in (None, "error", forced):
+            self._fail(
+                "protocol",
+                f"the stream looks like {api} ({framing}), not {forced}: {data[:200]!r}",
+            )
+            return False
+        if self._decoder is not None:
+            return True
+        if forced is not None:
+            self._fail("protocol", f"the input is {framing}, which {forced} does not use")
+            return False
+        if api is None or api not in DECODERS:
+            self._fail("protocol", f"no known wire api matches the first payload: {data[:200]!r}")
+            return False
+        if not DECODERS[api].reads(self._framing):
+            self._fail("protocol", f"the stream looks like {api}, but arrives as {framing}")
+            return False
+        self._bind(api)
+        return True
+
     def _upstream_error_body(self, payload: dict[str, Any]) -> None:
         """An error object fed instead of a stream (HTTP error bodies)."""
-        error = payload.get("error")
-        err = as_dict(error)
-        reason = as_str(err.get("message")) or (error if isinstance(error, str) else "") or "error"
-        code = err.get("type") or err.get("code") or err.get("status")
-        self._ensure_builder().fail("upstream", reason, str(code) if code is not None else None)
+        reason, code = error_of(payload.get("error"), codes=("type", "code", "status"))
+        builder = self._ensure_builder(error_body_api(payload, self._framing))
+        builder.fail("upstream", reason, code)
 
-    def _not_a_stream(self) -> None:
+    def _no_payload(self) -> None:
         """End of input before any usable payload."""
-        head = bytes(self._head).strip()
-        builder = self._ensure_builder()
-        if not head:
-            builder.fail("truncated", "the stream ended before any event")
-            return
-        try:
-            body = _json.loads(head, max_depth=self._max_json_depth)
-        except (_json.JSONDecodeError, ValueError):
-            body = None
-        if isinstance(body, dict) and "error" in body:
-            self._upstream_error_body(body)
-        elif _looks_like_sse(head):
-            builder.fail("truncated", "the stream ended before its first complete event")
+        if self._blank:
+            self._fail("truncated", "the stream ended before any event")
         else:
-            builder.fail("protocol", f"the input is not a server-sent event stream: {head[:200]!r}")
+            self._fail("truncated", "the stream ended before its first complete event")
 
     def _source_failed(self, exc: BaseException) -> list[Event]:
         """The byte source raised: the bytes received are interpreted as at
-        ``flush`` (a complete final block still counts), then the stream ends
+        ``flush`` (a complete final event still counts), then the stream ends
         with ``Error(truncated)`` naming the exception, unless those bytes
         had already ended it. A stop value without its terminal event is not
         enough here: the transport failed, the stream did not end."""
@@ -333,31 +478,68 @@ class StreamNormalizer:
             return []
         self._flushed = True
         self._end_of_bytes()
-        self._ensure_builder().fail(
-            "truncated", f"the byte source failed: {type(exc).__name__}: {exc}"
-        )
+        self._fail("truncated", f"the byte source failed: {type(exc).__name__}: {exc}")
         return self._drain()
 
     def _fail_limit(self, limit: str, reason: str) -> None:
-        self._ensure_builder().fail("limit", reason, limit)
+        self._fail("limit", reason, limit)
 
 
-def _looks_like_sse(head: bytes) -> bool:
-    line = head.removeprefix(b"\xef\xbb\xbf").split(b"\n", 1)[0]
-    return any(line.startswith(s) or s.startswith(line) for s in _SSE_STARTS)
+def _check_options(
+    model: object,
+    provider: object,
+    choice: object,
+    max_event_bytes: object,
+    max_stream_bytes: object,
+    max_json_depth: object,
+) -> None:
+    """Raise ``TypeError``/``ValueError`` naming the first bad option."""
+    for name, value in (("model", model), ("provider", provider)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} must be a str or None, not {type(value).__name__}")
+    counts = (
+        ("choice", choice, 0),
+        ("max_event_bytes", max_event_bytes, 1),
+        ("max_stream_bytes", max_stream_bytes, 0),
+        ("max_json_depth", max_json_depth, 0),
+    )
+    for name, value, least in counts:
+        if value is None and name == "max_stream_bytes":
+            continue
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+        if value < least:
+            raise ValueError(f"{name} must be >= {least}, got {value}")
+
+
+def _not_a_stream(framing: str, quoted: bytes) -> str:
+    if framing == "eventstream":
+        return "the input is an AWS event stream, which no installed decoder reads"
+    if framing == "binary":
+        return f"the input is binary data, not a stream: {quoted!r}"
+    return f"the input is not a stream: {quoted!r}"
 
 
 def normalize(
     chunks: Iterable[bytes],
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
+    model: str | None = None,
+    provider: str | None = None,
+    choice: int = 0,
+    max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+    max_stream_bytes: int | None = DEFAULT_MAX_STREAM_BYTES,
+    max_json_depth: int = DEFAULT_MAX_JSON_DEPTH,
     raise_source_errors: bool = False,
-    **options: Any,
 ) -> Iterator[Event]:
     """Normalize a stream given as any iterable of byte chunks.
 
     Yields every event, exactly one terminal event last. Iteration of
     ``chunks`` stops as soon as the terminal event has been produced.
+
+    The arguments are checked when ``normalize`` is called, before the first
+    event is asked for: an unknown api or option, or a bad value, raises here.
+    The options are those of :class:`StreamNormalizer`.
 
     An ``Exception`` raised by ``chunks`` (a dropped connection, a read
     timeout) ends the events with ``Error(kind="truncated")`` whose
@@ -366,10 +548,23 @@ def normalize(
     that event with ``raise_source_errors=True``. ``BaseException``s that are
     not ``Exception``s (``KeyboardInterrupt``, ``GeneratorExit``) propagate
     untouched. Exceptions thrown into this generator by its consumer are not
-    source errors and propagate too. ``options`` are those of
-    :class:`StreamNormalizer`.
+    source errors and propagate too.
     """
-    normalizer = StreamNormalizer(api, **options)
+    normalizer = StreamNormalizer(
+        api,
+        model,
+        provider=provider,
+        choice=choice,
+        max_event_bytes=max_event_bytes,
+        max_stream_bytes=max_stream_bytes,
+        max_json_depth=max_json_depth,
+    )
+    return _normalize(normalizer, chunks, raise_source_errors)
+
+
+def _normalize(
+    normalizer: StreamNormalizer, chunks: Iterable[bytes], raise_source_errors: bool
+) -> Iterator[Event]:
     source = iter(chunks)
     while not normalizer.closed:
         try:
@@ -385,16 +580,22 @@ def normalize(
     yield from normalizer.flush()
 
 
-async def anormalize(
+def anormalize(
     chunks: AsyncIterable[bytes] | Iterable[bytes],
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
+    model: str | None = None,
+    provider: str | None = None,
+    choice: int = 0,
+    max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+    max_stream_bytes: int | None = DEFAULT_MAX_STREAM_BYTES,
+    max_json_depth: int = DEFAULT_MAX_JSON_DEPTH,
     raise_source_errors: bool = False,
-    **options: Any,
 ) -> AsyncIterator[Event]:
     """Async twin of :func:`normalize`, over an async (or plain) iterable.
 
-    Source errors are handled as by :func:`normalize`.
+    Arguments are checked at the call and source errors handled as by
+    :func:`normalize`.
 
     Cancellation: when the task running this generator is cancelled while
     it awaits ``chunks``, the stream ends with ``Error(kind="aborted")``
@@ -416,7 +617,23 @@ async def anormalize(
     generator suspended at ``yield``), the generator sees only ``aclose()``
     and emits nothing more.
     """
-    normalizer = StreamNormalizer(api, **options)
+    normalizer = StreamNormalizer(
+        api,
+        model,
+        provider=provider,
+        choice=choice,
+        max_event_bytes=max_event_bytes,
+        max_stream_bytes=max_stream_bytes,
+        max_json_depth=max_json_depth,
+    )
+    return _anormalize(normalizer, chunks, raise_source_errors)
+
+
+async def _anormalize(
+    normalizer: StreamNormalizer,
+    chunks: AsyncIterable[bytes] | Iterable[bytes],
+    raise_source_errors: bool,
+) -> AsyncIterator[Event]:
     if isinstance(chunks, AsyncIterable):
         source = aiter(chunks)
         while not normalizer.closed:

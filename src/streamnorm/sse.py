@@ -184,8 +184,11 @@ _SMALL: Final = 4096
 # terminators are all LF (_BLOCK_LF), or mostly CR LF (_BLOCK_CRLF). Group 1
 # and 2: the "event" line and the data of a block that is an optional "event"
 # line and one "data" line (one optional space after each colon, as the spec
-# strips); group 3: a blank line with no block before it (a run of blank
-# lines); group 4: the lines of any other block, each with its terminator. In
+# strips); group 3: blank lines with no block before them (a whole run of
+# them is one match, so a flood of blank lines costs no object per line; in
+# CR LF input the run may hold lone CR or LF too: at a block start every line
+# terminator in a row ends a blank line that does nothing);
+# group 4: the lines of any other block, each with its terminator. In
 # LF input every line start meets one of these, and input that ends with a
 # blank line ends with a match, so matches tile the input with no gap:
 # `findall` sees every block. In CR LF input a lone CR can stop the tiling:
@@ -194,15 +197,37 @@ _SMALL: Final = 4096
 # such a value may hold a lone LF, which `SSEDecoder._blocks` checks for.
 # Linear: each alternative fails within one line or two.
 _BLOCK_LF: Final = re.compile(
-    rb"(?:(event: ?[^\n]*)\n)?data: ?([^\n]*)\n\n|(\n)|((?:[^\n]+\n)+)\n|([\s\S]+)"
+    rb"(?:(event: ?[^\n]*)\n)?data: ?([^\n]*)\n\n|(\n+)|((?:[^\n]+\n)+)\n|([\s\S]+)"
 )
 _BLOCK_CRLF: Final = re.compile(
-    rb"(?:(event: ?[^\r]*)\r\n)?data: ?([^\r]*)\r\n\r\n|(\r\n)"
+    rb"(?:(event: ?[^\r]*)\r\n)?data: ?([^\r]*)\r\n\r\n|(\r\n[\r\n]*)"
     rb"|((?:[^\r\n][^\r]*\r\n)+)\r\n|([\s\S]+)"
 )
 # Every way to end a blank line but CR LF CR LF (CR CR, LF LF, LF CR, and
 # those followed by more) contains one of these.
 _OTHER_BLANK: Final = re.compile(rb"\r\r|\n\n|\n\r")
+# Two line terminators or more in a row: the first ends a line, the second
+# ends a blank line (which dispatches and resets the block), and every later
+# one ends a blank line with nothing to dispatch or reset, which does nothing.
+# Reading lines, a chunk of at least _SHORT_LINES bytes whose lines average
+# under 8 bytes (no API sends such lines; a flood of blank lines is one) is
+# split again with its runs cut to two LF: a C pass or two rather than a loop
+# turn per line, for one len() on every chunk. (The rest of a run cut at a
+# chunk boundary is blank lines of that no-op kind too, and so is a LF after
+# a CR the cut run ended with.) Measuring the split needs no scan of its own,
+# where a search for three LF would cost as much as the split.
+_SHORT_LINES: Final = 512
+# A run of three CR or LF bytes or more holds two terminators or more, so
+# it can be cut to two LF whatever its mix; one character class keeps `re`
+# from keeping state per repetition (a repeated group does, 130 bytes each).
+_BLANK_RUN_LF: Final = re.compile(rb"\n{3,}")
+_BLANK_RUN: Final = re.compile(rb"[\r\n]{3,}")
+# A chunk longer than this is decoded in slices of this size, one after the
+# other (the output does not depend on where chunks are cut): the lines, the
+# matches and the copies that decoding makes then exist for one slice at a
+# time, so one huge chunk costs memory bounded by the limit and the slice,
+# besides the chunk itself and the events it completes.
+_SLICE: Final = 64 * 1024
 
 
 _EventFields = twin(ServerSentEvent)
@@ -447,7 +472,20 @@ class SSEDecoder(Generic[_Item]):
     # -- internals --------------------------------------------------------
 
     def _decode(self, chunk: bytes, raw: bool) -> list[Any]:
-        """`feed`, or `feed_raw` if ``raw``.
+        """`feed`, or `feed_raw` if ``raw``: a long chunk slice by slice (see _SLICE)."""
+        if len(chunk) <= _SLICE:
+            return self._decode_slice(chunk, raw)
+        out: list[Any] = []
+        try:
+            for start in range(0, len(chunk), _SLICE):
+                out += self._decode_slice(chunk[start : start + _SLICE], raw)
+        except SSELimitError as exc:
+            exc.events[:0] = out  # what the earlier slices completed counts too
+            raise
+        return out
+
+    def _decode_slice(self, chunk: bytes, raw: bool) -> list[Any]:
+        """`_decode` for a chunk of at most _SLICE bytes.
 
         Cost: each byte is copied into _buf once, and copied again with a
         later chunk only while _buf is at most _SMALL bytes or the size of
@@ -549,6 +587,8 @@ class SSEDecoder(Generic[_Item]):
         terminator, which is put back here.
         """
         lines = chunk.splitlines()
+        if len(lines) > len(chunk) >> 3 and len(chunk) >= _SHORT_LINES:
+            lines = _BLANK_RUN.sub(b"\n\n", chunk).splitlines()
         last = chunk[-1]
         if last == 0x0D:  # CR LF may straddle chunks: drop a LF that starts the next
             self._skip_lf = self._prelude = True
@@ -605,7 +645,12 @@ class SSEDecoder(Generic[_Item]):
 
     def _feed_lines(self, chunk: bytes, raw: bool) -> list[Any]:
         """Read input line by line (the partial line is _tail or _long)."""
-        lines = self._split_cr(chunk) if 0x0D in chunk else chunk.split(b"\n")
+        if 0x0D in chunk:
+            lines = self._split_cr(chunk)
+        else:
+            lines = chunk.split(b"\n")
+            if len(lines) > len(chunk) >> 3 and len(chunk) >= _SHORT_LINES:
+                lines = _BLANK_RUN_LF.sub(b"\n\n", chunk).split(b"\n")
         # Invariant: lines[0] completes the partial line, lines[-1] is the next.
         tail = self._tail
         if len(lines) == 1 or len(tail) + len(chunk) > self._max:
@@ -694,30 +739,10 @@ class SSEDecoder(Generic[_Item]):
                 event = self._type(line)
                 continue
             else:
-                colon = line.find(b":")
-                if colon == 0:
-                    if self._comments:
-                        out.append(Comment(_text(line[1:])))
+                field, event, last_id, retry = self._field(line, out, event, last_id, retry)
+                if field is None:
                     continue
-                if colon < 0:
-                    name = line
-                    value = b""
-                else:
-                    name = line[:colon]
-                    if line[colon + 1 : colon + 2] == b" ":
-                        colon += 1
-                    value = line[colon + 1 :]
-                if name != b"data":
-                    if name == b"event":
-                        event = _text(value)
-                    elif name == b"id":
-                        if 0 not in value:
-                            last_id = _text(value)
-                    elif name == b"retry":
-                        n = _retry(value)
-                        if n is not None:
-                            retry = self._reconnection_time = n
-                    continue
+                value = field
             if first is None:
                 first = value
                 continue
@@ -737,6 +762,39 @@ class SSEDecoder(Generic[_Item]):
         self._last_event_id = seen_id
         self._retry = retry
         return out
+
+    def _field(
+        self, line: bytes, out: list[Any], event: str, last_id: str, retry: int | None
+    ) -> tuple[bytes | None, str, str, int | None]:
+        """A line other than ``data: `` and ``event: `` (the rare ones): a
+        comment, a field written without a space, ``id``, ``retry`` or an
+        unknown field, which is ignored. Returns the value of a ``data``
+        field (None for every other line) and the event type, last event id
+        and retry after the line."""
+        colon = line.find(b":")
+        if colon == 0:
+            if self._comments:
+                out.append(Comment(_text(line[1:])))
+            return None, event, last_id, retry
+        if colon < 0:
+            name, value = line, b""
+        else:
+            name = line[:colon]
+            if line[colon + 1 : colon + 2] == b" ":
+                colon += 1
+            value = line[colon + 1 :]
+        if name == b"data":
+            return value, event, last_id, retry
+        if name == b"event":
+            event = _text(value)
+        elif name == b"id":
+            if 0 not in value:
+                last_id = _text(value)
+        elif name == b"retry":
+            n = _retry(value)
+            if n is not None:
+                retry = self._reconnection_time = n
+        return None, event, last_id, retry
 
     def _type(self, line: bytes) -> str:
         """The type an event gets from its ``event:`` line (b"" for none),

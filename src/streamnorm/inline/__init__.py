@@ -5,8 +5,6 @@ Open-weight models write tool calls and reasoning as markup inside their text.
 canonical blocks. Reference: docs/inline-tool-calls.md.
 """
 
-# The dialect modules register their parsers on import.
-from . import deepseek, granite, harmony, kimi, llama, mistral, plain, tagged  # noqa: F401
 from .base import (
     CallArgs,
     CallClose,
@@ -19,15 +17,16 @@ from .base import (
     ReasoningPiece,
     TextPiece,
     ToolCallParser,
-    get_parser,
-    parser_names,
 )
+from .registry import DIALECTS, Dialect, get_parser, parser_names
 from .stream import NormalizingStream
 
 __all__ = [
+    "DIALECTS",
     "CallArgs",
     "CallClose",
     "CallOpen",
+    "Dialect",
     "NormalizingStream",
     "ParseError",
     "ParsedCall",

@@ -1,19 +1,19 @@
-"""Parser pieces, ``ParserOutput``, the ``ToolCallParser`` protocol and the registry.
+"""Parser pieces, ``ParserOutput``, the ``ToolCallParser`` protocol and its options.
 
 A parser turns model text into an ordered sequence of *pieces*: text,
 reasoning, the three stages of a tool call (open, argument bytes, close) and
 non-fatal errors. Pieces come out in source order, so a consumer that applies
 them one after the other rebuilds the message in the order the model wrote it.
 
-Parsers are registered by name; :func:`get_parser` builds one from a name and
-the options of :class:`ParserOptions`.
+Every dialect is named in one table, :mod:`.registry`; ``get_parser`` builds
+one from a name and the options of :class:`ParserOptions`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypedDict, runtime_checkable
 
 __all__ = [
     "CallArgs",
@@ -21,15 +21,13 @@ __all__ = [
     "CallOpen",
     "ParseError",
     "ParsedCall",
+    "ParserFactory",
     "ParserOptions",
     "ParserOutput",
     "Piece",
     "ReasoningPiece",
     "TextPiece",
     "ToolCallParser",
-    "get_parser",
-    "parser_names",
-    "register",
 ]
 
 
@@ -228,53 +226,21 @@ class ParserOptions:
         return replace(self, **options)
 
 
-# --------------------------------------------------------------------------
-# Registry
+class ParserKeywords(TypedDict, total=False):
+    """:class:`ParserOptions` as ``get_parser``'s keyword arguments, for type
+    checkers (``tests/test_entry_points.py`` keeps the two equal)."""
 
+    tools: Sequence[Any] | Mapping[str, Any] | None
+    reasoning: ReasoningOption
+    start_in_reasoning: bool
+    interleaved_reasoning: bool
+    calls_in_reasoning: str
+    on_malformed: str
+    require_call_at_start: bool
+    open: str | None
+    close: str | None
+    body: str
+
+
+#: What every dialect's reader is: options in, a fresh parser out.
 ParserFactory = Callable[[ParserOptions], ToolCallParser]
-
-
-@dataclass(frozen=True, slots=True)
-class _Entry:
-    name: str
-    defaults: ParserOptions
-    factory: ParserFactory
-
-
-_ENTRIES: dict[str, _Entry] = {}
-_NAMES: list[str] = []
-
-
-def register(
-    name: str,
-    factory: ParserFactory,
-    *,
-    aliases: Sequence[str] = (),
-    **defaults: Any,
-) -> None:
-    """Register ``factory`` under ``name`` (and ``aliases``) with per-dialect
-    option defaults."""
-    entry = _Entry(name, ParserOptions().updated(defaults), factory)
-    for key in (name, *aliases):
-        if key in _ENTRIES:
-            raise ValueError(f"parser name {key!r} registered twice")
-        _ENTRIES[key] = entry
-    _NAMES.append(name)
-
-
-def parser_names() -> list[str]:
-    """The registered parser names (aliases not included), in registration order."""
-    return list(_NAMES)
-
-
-def get_parser(name: str, **options: Any) -> ToolCallParser:
-    """A fresh parser for dialect ``name``; ``options`` override its defaults.
-
-    Raises ``ValueError`` for an unknown name (listing the valid ones) and
-    ``TypeError`` for an unknown option.
-    """
-    entry = _ENTRIES.get(name)
-    if entry is None:
-        valid = ", ".join(sorted(_ENTRIES))
-        raise ValueError(f"unknown inline parser {name!r}; valid names: {valid}")
-    return entry.factory(entry.defaults.updated(options))

@@ -8,6 +8,9 @@ handled the same everywhere: it costs only itself (reference §2.6).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import ClassVar
+
 from .calls import SectionContext
 from .jsonargs import DONE, STOPPED, CallObject, RawValue
 from .scanner import MORE, NONE, MarkerSet
@@ -108,85 +111,118 @@ class CallList:
         lone entry is over or the list closed with its ``]``; :data:`STOPPED`
         when a stop marker (or, in a list, anything but ``,``/``]`` after an
         entry) ended the reading. The cursor is just past what was read."""
-        ctx = self._ctx
-        cur = ctx.cur
         while True:
-            st = self._state
-            if st == _OBJ:
-                obj = self._obj
-                assert obj is not None
-                r = obj.feed(cur)
-                if r == MORE:
-                    return MORE
-                self._obj = None
-                if r == DONE:
-                    if obj.call is None:
-                        self._bad(False)
-                    if not self._listed:
-                        return self._over(DONE)
-                    self._state = _NEXT
-                    continue
-                if obj.call is not None:
-                    ctx.calls.close(obj.call, None if obj.args_done else "incomplete")
-                if r == STOPPED:
-                    self._bad(obj.call is not None)
-                    return self._over(STOPPED)
-                # Unreadable: skip to the brace that closes the entry.
-                self._skip = RawValue(self._stop, obj.depth)
-                self._skip_named = obj.call is not None
-                self._state = _SKIP
-                continue
-            if st == _SKIP:
-                assert self._skip is not None
-                j, status = self._skip.scan(cur.buf, cur.pos, cur.final)
-                cur.take(j)
-                if status == MORE:
-                    return MORE
-                self._skip = None
-                self._bad(self._skip_named)
-                if status == STOPPED or not self._listed:
-                    return self._over(status)
-                self._state = _NEXT
-                continue
-            if st == _JUNK:
-                assert self._junk is not None
-                i, marker = self._junk.find(cur.buf, cur.pos, cur.final)
-                cur.take(i)
-                if marker is None and not cur.final:
-                    return MORE
-                self._junk = None
-                self._bad(False, text=True)
+            result = self._STEPS[self._state](self)
+            if result is not None:
+                return result
+
+    # One step per state: None to go on, else the reading's result.
+
+    def _idle(self) -> int | None:
+        return DONE
+
+    def _in_object(self) -> int | None:
+        ctx, cur = self._ctx, self._ctx.cur
+        obj = self._obj
+        assert obj is not None
+        r = obj.feed(cur)
+        if r == MORE:
+            return MORE
+        self._obj = None
+        if r == DONE:
+            if obj.call is None:
+                self._bad(False)
+            if not self._listed:
                 return self._over(DONE)
-            if st == _IDLE:
-                return DONE
-            cur.take_ws()
-            buf, i = cur.buf, cur.pos
-            if i >= len(buf):
+            self._state = _NEXT
+            return None
+        if obj.call is not None:
+            ctx.calls.close(obj.call, None if obj.args_done else "incomplete")
+        if r == STOPPED:
+            self._bad(obj.call is not None)
+            return self._over(STOPPED)
+        # Unreadable: skip to the brace that closes the entry.
+        self._skip = RawValue(self._stop, obj.depth)
+        self._skip_named = obj.call is not None
+        self._state = _SKIP
+        return None
+
+    def _skipping(self) -> int | None:
+        cur = self._ctx.cur
+        assert self._skip is not None
+        j, status = self._skip.scan(cur.buf, cur.pos, cur.final)
+        cur.take(j)
+        if status == MORE:
+            return MORE
+        self._skip = None
+        self._bad(self._skip_named)
+        if status == STOPPED or not self._listed:
+            return self._over(status)
+        self._state = _NEXT
+        return None
+
+    def _in_junk(self) -> int | None:
+        cur = self._ctx.cur
+        assert self._junk is not None
+        i, marker = self._junk.find(cur.buf, cur.pos, cur.final)
+        cur.take(i)
+        if marker is None and not cur.final:
+            return MORE
+        self._junk = None
+        self._bad(False, text=True)
+        return self._over(DONE)
+
+    def _next_char(self) -> str | None:
+        """The next character after whitespace, or None when the input ran out."""
+        cur = self._ctx.cur
+        cur.take_ws()
+        return cur.buf[cur.pos] if cur.pos < len(cur.buf) else None
+
+    def _after_entry(self) -> int | None:
+        cur = self._ctx.cur
+        c = self._next_char()
+        if c is None:
+            return MORE
+        if c == ",":
+            cur.take(cur.pos + 1)
+            self._state = _LIST
+            return None
+        if c == "]":
+            cur.take(cur.pos + 1)
+            return self._over(DONE)
+        return self._over(STOPPED)
+
+    def _entry_start(self) -> int | None:
+        """Where an entry may start: the list's end, an empty slot, a stop
+        marker, or the entry itself."""
+        cur = self._ctx.cur
+        c = self._next_char()
+        if c is None:
+            return MORE
+        if c == "]":
+            cur.take(cur.pos + 1)
+            return self._over(DONE)
+        if c == ",":
+            cur.take(cur.pos + 1)  # an empty slot is framing too
+            return None
+        if c in self._stop.first:
+            hit = self._stop.at(cur.buf, cur.pos, cur.final)
+            if hit == MORE:
                 return MORE
-            c = buf[i]
-            if st == _NEXT:  # after an entry
-                if c == ",":
-                    cur.take(i + 1)
-                    self._state = _LIST
-                    continue
-                if c == "]":
-                    cur.take(i + 1)
-                    return self._over(DONE)
+            if hit != NONE:
                 return self._over(STOPPED)
-            # _LIST: where an entry may start
-            if c == "]":
-                cur.take(i + 1)
-                return self._over(DONE)
-            if c == ",":
-                cur.take(i + 1)  # an empty slot is framing too
-                continue
-            if c in self._stop.first:
-                hit = self._stop.at(buf, i, cur.final)
-                if hit == MORE:
-                    return MORE
-                if hit != NONE:
-                    return self._over(STOPPED)
-            self._begin(c)
+        self._begin(c)
+        return None
+
+    #: The step of each state, indexed by the state's number.
+    _STEPS: ClassVar[tuple[Callable[[CallList], int | None], ...]] = (
+        _idle,
+        _entry_start,
+        _after_entry,
+        _in_object,
+        _skipping,
+        _in_junk,
+    )
 
     def _over(self, result: int) -> int:
         self._state = _IDLE

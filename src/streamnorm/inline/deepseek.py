@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 
-from .base import ParserOptions, ToolCallParser, register
+from .base import ParserOptions, ToolCallParser
 from .engine import InlineParser
 from .scanner import body_starts
 from .tagged import TagDialect, tag_parser
@@ -79,16 +79,12 @@ V3 = TokenGrammar(
 V31 = TokenGrammar(_SECTION_OPENS, _SECTION_CLOSE, _CALL_OPEN, (SEP,), _CALL_CLOSE, _v31_header)
 
 
-def _v3(options: ParserOptions) -> ToolCallParser:
+def deepseek_v3(options: ParserOptions) -> ToolCallParser:
     return InlineParser(options, token_openers(V3))
 
 
-def _v31(options: ParserOptions) -> ToolCallParser:
+def deepseek_v31(options: ParserOptions) -> ToolCallParser:
     return InlineParser(options, token_openers(V31))
-
-
-register("deepseek_v3", _v3, aliases=("deepseek_r1",), reasoning="think")
-register("deepseek_v31", _v31, aliases=("deepseek_v3.1",), reasoning="think")
 
 
 # --------------------------------------------------------------------------
@@ -142,10 +138,5 @@ DSML = XmlGrammar(
 _DSML_BLOCK = TagDialect(
     _dsml_opens(*(f"{n}>" for n in _DSML_SECTIONS)), DSML.block_close, json=False, xml=DSML
 )
-
-register(
-    "deepseek_v32",
-    tag_parser(_DSML_BLOCK, body_starts(*DSML.func_open, cut_at_end=True)),
-    aliases=("dsml",),
-    reasoning="think",
-)
+#: V3.2 / V4: DSML ``invoke``/``parameter`` tags inside a function-calls section.
+deepseek_v32 = tag_parser(_DSML_BLOCK, body_starts(*DSML.func_open, cut_at_end=True))

@@ -20,7 +20,7 @@ writes Hermes blocks (``hermes``).
 
 from __future__ import annotations
 
-from .base import ParserOptions, ToolCallParser, register
+from .base import ParserOptions, ToolCallParser
 from .calls import SectionContext
 from .engine import InlineParser, Opener
 from .mistral import MistralSection
@@ -41,8 +41,5 @@ _CONFIRM = body_starts("[", "{")
 _OPENER_LIST = tuple(Opener(m, _section, _CONFIRM) for m in _OPENERS)
 
 
-def _granite(options: ParserOptions) -> ToolCallParser:
+def granite(options: ParserOptions) -> ToolCallParser:
     return InlineParser(options, _OPENER_LIST, answer=_RESPONSE)
-
-
-register("granite", _granite, aliases=("granite3",), reasoning="think")

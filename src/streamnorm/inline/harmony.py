@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from .base import ParserOptions, ToolCallParser, register
+from .base import ParserOptions, ToolCallParser
 from .calls import SectionContext
 from .engine import InlineParser, Opener
 from .scanner import MarkerSet
@@ -156,12 +156,9 @@ def _header_follows(buf: str, i: int, final: bool) -> bool | None:
     return None if not (final or cut) else False
 
 
-def _harmony(options: ParserOptions) -> ToolCallParser:
+def harmony(options: ParserOptions) -> ToolCallParser:
     openers = (
         Opener(CHANNEL, HarmonyMessage, _header_follows),
         Opener(START, HarmonyMessage, _header_follows),
     )
     return InlineParser(options, openers)
-
-
-register("harmony", _harmony, aliases=("gpt_oss", "openai_harmony"))

@@ -65,9 +65,8 @@ class RawValue:
         """``(j, status)``: ``buf[i:j]`` belongs to the value; status is
         :data:`DONE` (the value ends at ``j``), :data:`STOPPED` (a stop marker
         starts at ``j``) or :data:`MORE`."""
-        n = len(buf)
         if self._mode == _NEW:
-            if i >= n:
+            if i >= len(buf):
                 return i, MORE
             c = buf[i]
             if c in "{[":
@@ -78,21 +77,32 @@ class RawValue:
                 i += 1
             else:
                 self._mode = _SCALAR
-        stop = self._stop
         if self._mode == _SCALAR:
-            while True:
-                m = self._scalar_end.search(buf, i)
-                if m is None:
-                    return n, (DONE if final else MORE)
-                k = m.start()
-                if stop is None or buf[k] not in stop.first:
-                    return k, DONE
-                hit = stop.at(buf, k, final)
-                if hit == MORE:
-                    return k, MORE
-                if hit != NONE:
-                    return k, DONE
-                i = k + 1
+            return self._scalar(buf, i, final)
+        return self._nested(buf, i, final)
+
+    def _scalar(self, buf: str, i: int, final: bool) -> tuple[int, int]:
+        """A number or literal: it ends at the first character that cannot be
+        part of it, or at a stop marker."""
+        stop = self._stop
+        while True:
+            m = self._scalar_end.search(buf, i)
+            if m is None:
+                return len(buf), (DONE if final else MORE)
+            k = m.start()
+            if stop is None or buf[k] not in stop.first:
+                return k, DONE
+            hit = stop.at(buf, k, final)
+            if hit == MORE:
+                return k, MORE
+            if hit != NONE:
+                return k, DONE
+            i = k + 1
+
+    def _nested(self, buf: str, i: int, final: bool) -> tuple[int, int]:
+        """A string or container: strings are skipped whole (escapes
+        included), brackets counted; a stop marker outside strings ends it."""
+        n, stop = len(buf), self._stop
         while True:
             if self._in_str:
                 m = _STRING_STOP.search(buf, i)
@@ -113,7 +123,6 @@ class RawValue:
             if m is None:
                 return n, MORE
             k = m.start()
-            c = buf[k]
             if stop is not None:
                 hit = stop.at(buf, k, final)
                 if hit == MORE:
@@ -121,6 +130,7 @@ class RawValue:
                 if hit != NONE:
                     return k, STOPPED
             i = k + 1
+            c = buf[k]
             if c == '"':
                 self._in_str = True
             elif c in "{[":
@@ -196,6 +206,8 @@ class StringDecoder:
 
 # CallObject states
 _OPEN, _KEY_OR_END, _KEY, _COLON, _VALUE, _NAME, _ARGS_RAW, _ARGS_STR, _SKIP, _AFTER = range(10)
+#: The structural characters each state between values accepts.
+_EXPECTED = {_OPEN: "{", _KEY_OR_END: '"}', _COLON: ":", _AFTER: ",}"}
 
 NAME_KEYS = frozenset({"name"})
 ARGS_KEYS = frozenset({"arguments", "parameters"})
@@ -275,86 +287,84 @@ class CallObject:
             self._held.append(s)
 
     def feed(self, cur: Cursor) -> int:
-        final = cur.final
+        """Read on: :data:`DONE` when the object closed, :data:`MORE` when the
+        input ran out, :data:`STOPPED` at a stop marker, ``BAD`` when the text
+        is no call object. Strings and raw values are read in runs; one
+        structural character at a time otherwise."""
         while True:
-            buf, st = cur.buf, self._state
+            st = self._state
             if st in (_NAME, _KEY, _ARGS_STR):
-                j, text, done = self._str.scan(buf, cur.pos, final)
-                cur.take(j)
-                if st == _KEY:
-                    self._key_parts.append(text)
-                elif st == _NAME:
-                    self._name_parts.append(text)
-                else:
-                    self._emit_args(text)
-                if not done:
+                result = self._string(cur, st)
+            elif st in (_ARGS_RAW, _SKIP):
+                result = self._raw(cur, st)
+            else:
+                i = skip_ws(cur.buf, cur.pos)
+                cur.take(i)
+                if i >= len(cur.buf):
                     return MORE
-                if st == _KEY:
-                    self._key = "".join(self._key_parts)
-                    self._key_parts.clear()
-                    self._state = _COLON
-                elif st == _NAME:
-                    self._named("".join(self._name_parts))
-                    self._state = _AFTER
-                else:
-                    self.args_done = True
-                    self._state = _AFTER
-                continue
-            if st in (_ARGS_RAW, _SKIP):
-                assert self._value is not None
-                j, status = self._value.scan(buf, cur.pos, final)
-                text = cur.take(j)
-                if st == _ARGS_RAW:
-                    self._emit_args(text)
-                if status == MORE:
-                    return MORE
-                if status == STOPPED:
-                    return STOPPED
-                if st == _ARGS_RAW:
-                    self.args_done = True
-                self._value = None
-                self._state = _AFTER
-                continue
-            i = skip_ws(buf, cur.pos)
-            cur.take(i)
-            if i >= len(buf):
-                return MORE
-            c = buf[i]
-            if st == _OPEN:
-                if c != "{":
-                    return BAD
-                cur.take(i + 1)
-                self._frames = 1
-                self._state = _KEY_OR_END
-            elif st == _KEY_OR_END:
-                if c == '"':
-                    cur.take(i + 1)
-                    self._state = _KEY
-                elif c == "}":
-                    cur.take(i + 1)
-                    if self._close_frame():
-                        return DONE
-                else:
-                    return BAD
-            elif st == _COLON:
-                if c != ":":
-                    return BAD
-                cur.take(i + 1)
-                self._state = _VALUE
-            elif st == _VALUE:
-                r = self._start_value(cur, c)
-                if r != MORE:
-                    return r
-            else:  # _AFTER
-                if c == ",":
-                    cur.take(i + 1)
-                    self._state = _KEY_OR_END
-                elif c == "}":
-                    cur.take(i + 1)
-                    if self._close_frame():
-                        return DONE
-                else:
-                    return BAD
+                result = self._structural(cur, st, cur.buf[i])
+            if result is not None:
+                return result
+
+    def _string(self, cur: Cursor, st: int) -> int | None:
+        """The name, a key or string-encoded arguments."""
+        j, text, done = self._str.scan(cur.buf, cur.pos, cur.final)
+        cur.take(j)
+        parts = self._key_parts if st == _KEY else self._name_parts if st == _NAME else None
+        if parts is not None:
+            parts.append(text)
+        else:
+            self._emit_args(text)
+        if not done:
+            return MORE
+        if st == _KEY:
+            self._key = "".join(self._key_parts)
+            self._key_parts.clear()
+            self._state = _COLON
+        elif st == _NAME:
+            self._named("".join(self._name_parts))
+            self._state = _AFTER
+        else:
+            self.args_done = True
+            self._state = _AFTER
+        return None
+
+    def _raw(self, cur: Cursor, st: int) -> int | None:
+        """Arguments as a JSON value, or a value of another key skipped."""
+        assert self._value is not None
+        j, status = self._value.scan(cur.buf, cur.pos, cur.final)
+        text = cur.take(j)
+        if st == _ARGS_RAW:
+            self._emit_args(text)
+        if status in (MORE, STOPPED):
+            return status
+        if st == _ARGS_RAW:
+            self.args_done = True
+        self._value = None
+        self._state = _AFTER
+        return None
+
+    def _structural(self, cur: Cursor, st: int, c: str) -> int | None:
+        """One structural character ``c`` at the cursor in state ``st``."""
+        if st == _VALUE:
+            r = self._start_value(cur, c)
+            return None if r == MORE else r
+        expected = _EXPECTED[st]
+        if c not in expected:
+            return BAD
+        cur.take(cur.pos + 1)
+        if c == "{":
+            self._frames = 1
+            self._state = _KEY_OR_END
+        elif c == '"':
+            self._state = _KEY
+        elif c == ":":
+            self._state = _VALUE
+        elif c == ",":
+            self._state = _KEY_OR_END
+        elif self._close_frame():  # "}"
+            return DONE
+        return None
 
     def _start_value(self, cur: Cursor, c: str) -> int:
         """Dispatch on the key whose value starts at the cursor (``c``)."""

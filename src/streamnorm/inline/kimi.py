@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from .base import ParserOptions, ToolCallParser, register
+from .base import ParserOptions, ToolCallParser
 from .engine import InlineParser
 from .tokens import TokenGrammar, token_openers
 
@@ -42,8 +42,5 @@ K2 = TokenGrammar(
 )
 
 
-def _k2(options: ParserOptions) -> ToolCallParser:
+def kimi_k2(options: ParserOptions) -> ToolCallParser:
     return InlineParser(options, token_openers(K2))
-
-
-register("kimi_k2", _k2, aliases=("kimi",), reasoning="think", calls_in_reasoning="extract")

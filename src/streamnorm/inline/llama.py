@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from .base import ParserOptions, ToolCallParser, register
+from .base import ParserOptions, ToolCallParser
 from .calls import SectionContext
 from .engine import InlineParser, Opener
 from .jsonargs import BAD, DONE, CallObject
@@ -212,7 +212,7 @@ def _list_confirm(buf: str, i: int, final: bool) -> bool | None:
     return python_call_start(buf, i + 1, final)
 
 
-def _llama3_json(options: ParserOptions) -> ToolCallParser:
+def llama3_json(options: ParserOptions) -> ToolCallParser:
     openers = (
         Opener(PYTHON_TAG, lambda ctx, _m: LlamaJsonSection(ctx), _tag_confirm),
         Opener("{", lambda ctx, _m: LlamaJsonSection(ctx), _bare_json_confirm, True, True),
@@ -220,13 +220,9 @@ def _llama3_json(options: ParserOptions) -> ToolCallParser:
     return InlineParser(options, openers)
 
 
-def _pythonic(options: ParserOptions) -> ToolCallParser:
+def pythonic(options: ParserOptions) -> ToolCallParser:
     openers = (
         Opener("<|python_start|>", lambda ctx, _m: PythonListSection(ctx, True)),
         Opener("[", lambda ctx, _m: PythonListSection(ctx, False), _list_confirm, True, True),
     )
     return InlineParser(options, openers)
-
-
-register("llama3_json", _llama3_json, aliases=("llama3", "llama"), require_call_at_start=True)
-register("pythonic", _pythonic, aliases=("llama4_pythonic",), require_call_at_start=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from .base import ParserOptions, ToolCallParser, register
+from .base import ParserOptions, ToolCallParser
 from .calllist import CallList
 from .calls import SectionContext
 from .engine import InlineParser, Opener
@@ -211,24 +211,18 @@ def _confirm(buf: str, i: int, final: bool) -> bool | None:
     return (m.end() > skip_ws(buf, i)) if final else None
 
 
-def _make(options: ParserOptions) -> ToolCallParser:
+def mistral(options: ParserOptions) -> ToolCallParser:
     opener = Opener(OPEN, lambda ctx, _m: MistralSection(ctx), _confirm)
     return _MistralParser(options, (opener,))
-
-
-register("mistral", _make, aliases=("magistral", "devstral"), reasoning="bracket")
 
 
 _PHI4_OPEN = "functools"
 _PHI4_STOP = MarkerSet((_PHI4_OPEN,))
 
 
-def _phi4(options: ParserOptions) -> ToolCallParser:
+def phi4_mini(options: ParserOptions) -> ToolCallParser:
     """Phi-4-mini and FireFunction v2: ``functools[…]``, the legacy Mistral body
     after another marker. The list ends at the bracket that closes it, or
     where the next ``functools`` starts outside a string."""
     opener = Opener(_PHI4_OPEN, lambda ctx, _m: MistralSection(ctx, _PHI4_STOP), body_starts("["))
     return InlineParser(options, (opener,))
-
-
-register("phi4_mini", _phi4, aliases=("phi4_mini_json", "firefunction_v2"))

@@ -8,15 +8,11 @@ reasoning rules with its calls through :class:`engine.InlineParser`.
 
 from __future__ import annotations
 
-from .base import ParserOptions, ToolCallParser, register
+from .base import ParserOptions, ToolCallParser
 from .engine import InlineParser
 
 __all__: list[str] = []
 
 
-def _plain(options: ParserOptions) -> ToolCallParser:
+def plain(options: ParserOptions) -> ToolCallParser:
     return InlineParser(options)
-
-
-register("passthrough", _plain, aliases=("none",))
-register("think", _plain, reasoning="think")

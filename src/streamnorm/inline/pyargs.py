@@ -183,6 +183,9 @@ class PyCalls:
                     return DONE
                 i = cur.pos
             else:  # a stray closer at depth 0: not a call
+                # What precedes it was read, as it is when it arrived in
+                # earlier pieces: the outcome cannot depend on the chunking.
+                self._arg.append(cur.take(k))
                 return BAD
 
     def _argument(self, src: str) -> None:

@@ -29,8 +29,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from enum import Enum
+from typing import ClassVar
 
-from .base import ParserOptions, ToolCallParser, register
+from .base import ParserOptions, ToolCallParser
 from .calllist import CallList
 from .calls import SectionContext
 from .engine import InlineParser, Opener
@@ -58,6 +60,12 @@ class TagDialect:
 
 
 _BODY, _NEXT, _ENTRIES, _XML, _JUNK = range(5)
+
+
+class _Framing(Enum):
+    """What :meth:`TagBlock._json_framing` answers for text that is no JSON framing."""
+
+    NOT_JSON = 0
 
 
 class TagBlock:
@@ -102,80 +110,113 @@ class TagBlock:
         return self._entries.called or self._made > 0 or (xml is not None and xml.completed > 0)
 
     def feed(self) -> bool:
-        cur, d = self._ctx.cur, self._d
+        """Read as far as the buffered text allows; True when the block is
+        over. One step per state: each returns None to go on, else the
+        answer (False: more text needed)."""
         while True:
-            st = self._state
-            if st == _ENTRIES:
-                if self._entries.feed() == MORE:
-                    return False
-                self._state = _NEXT  # a stop marker, if one ended it, is the close
-                continue
-            if st == _XML:
-                assert self._xml is not None
-                r = self._xml.feed(cur)
-                if r == MORE:
-                    return False
-                if r == DONE:
-                    return True
-                xml, self._xml = self._xml, None
-                self._made += xml.completed
-                self._abandon(xml.call)
-                continue
-            if st == _JUNK:
-                return self._junk_until_close()
-            cur.take_ws()
-            buf, i = cur.buf, cur.pos
-            if i >= len(buf):
+            done = self._STEPS[self._state](self)
+            if done is not None:
+                return done
+
+    def _in_entries(self) -> bool | None:
+        if self._entries.feed() == MORE:
+            return False
+        self._state = _NEXT  # a stop marker, if one ended it, is the close
+        return None
+
+    def _in_xml(self) -> bool | None:
+        assert self._xml is not None
+        r = self._xml.feed(self._ctx.cur)
+        if r == MORE:
+            return False
+        if r == DONE:
+            return True
+        xml, self._xml = self._xml, None
+        self._made += xml.completed
+        self._abandon(xml.call)
+        return None
+
+    def _in_junk(self) -> bool | None:
+        return self._junk_until_close()
+
+    def _framing(self) -> bool | None:
+        """Between entries (and, in ``_BODY``, before the first): the block's
+        close, JSON framing, an XML function, or text that is none of them."""
+        cur, d = self._ctx.cur, self._d
+        cur.take_ws()
+        buf, i = cur.buf, cur.pos
+        if i >= len(buf):
+            return False
+        if buf[i] in self._closeset.first:
+            hit = self._closeset.at(buf, i, cur.final)
+            if hit == MORE:
                 return False
-            c = buf[i]
-            if c in self._closeset.first:
-                hit = self._closeset.at(buf, i, cur.final)
-                if hit == MORE:
-                    return False
-                if isinstance(hit, str):
-                    cur.take(i + len(hit))
-                    if not self._called():
-                        self._ctx.calls.malformed(
-                            "malformed_tool_call",
-                            "the block holds no call",
-                            cur.raw(),
-                            self._ctx.prose,
-                        )
-                    return True
-            if d.json:
-                fence = _FENCE.match(buf, i)
-                if fence is not None:
-                    if fence.end() == len(buf) and not cur.final:
-                        return False  # the language tag may go on
-                    cur.take(fence.end())
-                    continue
-                if len(buf) - i < 3 and "```".startswith(buf[i:]) and not cur.final:
-                    return False
-                if c in "{[":
-                    if c == "[":
-                        cur.take(i + 1)
-                        self._entries.open_list()
-                    else:
-                        self._entries.open_object()
-                    self._state = _ENTRIES
-                    continue
-                if c in ",]":
-                    cur.take(i + 1)  # list framing left between entries
-                    self._state = _NEXT
-                    continue
-            if d.xml is not None and st == _BODY:
-                starts = d.xml.function_starts(buf, i, cur.final)
-                if starts is None:
-                    return False
-                if starts:
-                    self._xml = XmlReader(self._ctx.calls, d.xml)
-                    self._state = _XML
-                    continue
-            if d.json:
-                self._entries.open_text(self._textends)
-                self._state = _ENTRIES
-            else:
-                self._state = _JUNK
+            if isinstance(hit, str):
+                return self._close(i + len(hit))
+        if d.json:
+            framed = self._json_framing(buf, i)
+            if not isinstance(framed, _Framing):
+                return framed
+        if d.xml is not None and self._state == _BODY:
+            starts = d.xml.function_starts(buf, i, cur.final)
+            if starts is None:
+                return False
+            if starts:
+                self._xml = XmlReader(self._ctx.calls, d.xml)
+                self._state = _XML
+                return None
+        if d.json:
+            self._entries.open_text(self._textends)
+            self._state = _ENTRIES
+        else:
+            self._state = _JUNK
+        return None
+
+    def _close(self, end: int) -> bool:
+        """The block's close marker ends at ``end``: the block is over."""
+        cur = self._ctx.cur
+        cur.take(end)
+        if not self._called():
+            self._ctx.calls.malformed(
+                "malformed_tool_call", "the block holds no call", cur.raw(), self._ctx.prose
+            )
+        return True
+
+    def _json_framing(self, buf: str, i: int) -> bool | _Framing | None:
+        """A code fence, an entry's ``{``/``[`` or list framing at ``i``; the
+        step's answer, or ``_Framing.NOT_JSON`` when the text is none of them."""
+        cur = self._ctx.cur
+        c = buf[i]
+        fence = _FENCE.match(buf, i)
+        if fence is not None:
+            if fence.end() == len(buf) and not cur.final:
+                return False  # the language tag may go on
+            cur.take(fence.end())
+            return None
+        if len(buf) - i < 3 and "```".startswith(buf[i:]) and not cur.final:
+            return False
+        if c == "[":
+            cur.take(i + 1)
+            self._entries.open_list()
+        elif c == "{":
+            self._entries.open_object()
+        elif c in ",]":
+            cur.take(i + 1)  # list framing left between entries
+            self._state = _NEXT
+            return None
+        else:
+            return _Framing.NOT_JSON
+        self._state = _ENTRIES
+        return None
+
+    #: The step of each state, indexed by the state's number.
+    _STEPS: ClassVar[tuple[Callable[[TagBlock], bool | None], ...]] = (
+        _framing,
+        _framing,
+        _in_entries,
+        _in_xml,
+        _in_junk,
+    )
 
     def _abandon(self, call: int | None) -> None:
         """An XML function broke off: close its call and look for the block close."""
@@ -268,32 +309,10 @@ _HERMES = TagDialect(("<tool_call>",), ("</tool_call>",), json=True, xml=QWEN)
 _GLM = TagDialect(("<tool_call>",), ("</tool_call>",), json=True, xml=GLM)
 _JSON_OR_XML = body_starts("{", "[", "```", "<function=")
 
-register(
-    "hermes",
-    tag_parser(_HERMES, _JSON_OR_XML),
-    aliases=("qwen", "qwen2.5", "qwen3", "granite4", "hermes2_pro"),
-    reasoning="think",
-)
-register(
-    "qwen3_coder",
-    tag_parser(_HERMES, _JSON_OR_XML),
-    aliases=("qwen3_xml", "qwen3.5"),
-    reasoning="think",
-    calls_in_reasoning="extract",
-)
-register(
-    "glm45",
-    tag_parser(_GLM, _glm_confirm),
-    aliases=("glm4_moe", "glm46"),
-    reasoning="think",
-    calls_in_reasoning="extract",
-)
-register(
-    "glm47",
-    tag_parser(_GLM, _glm_confirm),
-    reasoning="think",
-    calls_in_reasoning="extract",
-)
+#: The Qwen/Hermes block: a JSON object or Qwen XML between ``<tool_call>`` tags.
+hermes = tag_parser(_HERMES, _JSON_OR_XML)
+#: GLM 4.5+: ``<tool_call>name`` then ``<arg_key>``/``<arg_value>`` pairs.
+glm = tag_parser(_GLM, _glm_confirm)
 
 
 # Block dialects beyond the Qwen family: same section, other markers.
@@ -309,25 +328,14 @@ _SEED = TagDialect(
 )
 _INTERNLM = TagDialect(("<|action_start|><|plugin|>",), ("<|action_end|>",), json=True, xml=None)
 
-register("jamba", tag_parser(_TOOL_CALLS, body_starts("[", "{")))
-register(
-    "minimax",
-    tag_parser(_TOOL_CALLS, body_starts("[", "{")),
-    aliases=("minimax_m1",),
-    reasoning="think",
-)
-register(
-    "minimax_m2",
-    tag_parser(_MINIMAX_M2, body_starts(*MINIMAX.func_open, cut_at_end=True)),
-    reasoning="think",
-    interleaved_reasoning=True,
-    calls_in_reasoning="extract",
-)
-register("seed_oss", tag_parser(_SEED, body_starts("<function=", "{")), reasoning="seed")
-register("internlm", tag_parser(_INTERNLM, body_starts("{")), aliases=("internlm2",))
+#: ``<tool_calls>[…]</tool_calls>`` (Jamba, MiniMax M1).
+tool_calls_list = tag_parser(_TOOL_CALLS, body_starts("[", "{"))
+minimax_m2 = tag_parser(_MINIMAX_M2, body_starts(*MINIMAX.func_open, cut_at_end=True))
+seed_oss = tag_parser(_SEED, body_starts("<function=", "{"))
+internlm = tag_parser(_INTERNLM, body_starts("{"))
 
 
-def _delimited(options: ParserOptions) -> ToolCallParser:
+def delimited(options: ParserOptions) -> ToolCallParser:
     """Custom block markers: ``open``/``close`` options, ``body="json"|"xml"``."""
     if not options.open or not options.close:
         raise ValueError("the delimited parser needs the open= and close= options")
@@ -336,6 +344,3 @@ def _delimited(options: ParserOptions) -> ToolCallParser:
     dialect = TagDialect((options.open,), close, json=options.body == "json", xml=xml)
     starts = ("<function=",) if xml is not None else ("{", "[", "```")
     return tag_parser(dialect, body_starts(*starts))(options)
-
-
-register("delimited", _delimited)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 from .calls import SectionContext
 from .engine import Opener
@@ -85,107 +86,137 @@ class TokenSection:
         self.made = 0
 
     def feed(self) -> bool:
-        ctx, g = self._ctx, self._g
-        cur, calls = ctx.cur, ctx.calls
+        """Read as far as the buffered text allows; True when the section is
+        over. One step per state: each returns None to go on, else the
+        answer (False: more text needed)."""
         while True:
-            st = self._state
-            buf, i, final = cur.buf, cur.pos, cur.final
-            if st == _BETWEEN:
-                opts = (g.call_open, g.section_close)
-                k, j = expect_after_ws(buf, i, final, opts)
-                if k == MORE:
-                    return False
-                if k == 0:
-                    cur.take(j + len(g.call_open))
-                    self._state = _HEADER
-                elif k == 1:
-                    cur.take(j + len(g.section_close))
-                    return True
-                elif not self._sectioned:
-                    return True  # no section: the calls are over, prose follows
-                else:
-                    self._state = _JUNK
-            elif st == _HEADER:
-                j, marker = self._ends.find(buf, i, final)
-                if marker is None and j - i + sum(map(len, self._hdr)) <= _MAX_HEADER:
-                    self._hdr.append(cur.take(j))
-                    return False
-                self._hdr.append(cur.take(j))
-                header = "".join(self._hdr)
-                self._hdr.clear()
-                named = g.header(header) if marker in g.header_ends else None
-                if named is None:
-                    self._detail = "unreadable call header"
-                    self._state = _JUNK
-                    continue
-                assert marker is not None
-                if marker not in g.header_keep:
-                    cur.take(j + len(marker))
-                self._call = calls.open(named[1], named[0])
-                self._state = _PRE
-            elif st == _PRE:
-                cur.take_ws()
-                buf, i = cur.buf, cur.pos
-                if i >= len(buf):
-                    return False
-                fence = _FENCE.match(buf, i)
-                if fence is not None:
-                    if fence.end() == len(buf) and not final:
-                        return False
-                    cur.take(fence.end())
-                    continue
-                if len(buf) - i < 3 and "```".startswith(buf[i:]) and not final:
-                    return False
-                self._value = RawValue(self._stop)
-                self._state = _ARGS
-            elif st == _ARGS:
-                assert self._value is not None and self._call is not None
-                j, status = self._value.scan(buf, i, final)
-                calls.args(self._call, cur.take(j))
-                if status == MORE:
-                    return False
-                self._value = None
-                if status == STOPPED:
-                    calls.close(self._call, "incomplete")
-                    calls.error(
-                        "malformed_tool_call", "the arguments ended before their value", cur.raw()
-                    )
-                    self._call = None
-                    self.made += 1
-                    self._state = _POST
-                    continue
-                self._state = _POST
-            elif st == _POST:
-                opts = ("```", g.call_close)
-                k, j = expect_after_ws(buf, i, final, opts)
-                if k == MORE:
-                    return False
-                if k == 0:
-                    cur.take(j + 3)
-                    continue
-                if k == 1:
-                    cur.take(j + len(g.call_close))
-                    self._end_call()
-                    continue
-                self._end_call()
-                self._detail = "unexpected text after the call's arguments"
-                self._state = _JUNK
-            else:  # _JUNK: skip to the next call marker or the section close
-                j, marker = self._stop.find(buf, i, final)
-                cur.take(j)
-                if marker is None:
-                    return False
-                if marker == g.call_close:
-                    cur.take(j + len(marker))
-                raw = cur.raw()  # since the last complete call
-                if raw.strip():
-                    if self.made:
-                        calls.error("malformed_tool_call", self._detail, raw)
-                    else:
-                        calls.malformed("malformed_tool_call", self._detail, raw, ctx.prose)
-                self._detail = "unexpected text in the call section"
-                self._state = _BETWEEN
-                cur.start_log()
+            done = self._STEPS[self._state](self)
+            if done is not None:
+                return done
+
+    def _between(self) -> bool | None:
+        g, cur = self._g, self._ctx.cur
+        k, j = expect_after_ws(cur.buf, cur.pos, cur.final, (g.call_open, g.section_close))
+        if k == MORE:
+            return False
+        if k == 0:
+            cur.take(j + len(g.call_open))
+            self._state = _HEADER
+        elif k == 1:
+            cur.take(j + len(g.section_close))
+            return True
+        elif not self._sectioned:
+            return True  # no section: the calls are over, prose follows
+        else:
+            self._state = _JUNK
+        return None
+
+    def _header(self) -> bool | None:
+        g, cur = self._g, self._ctx.cur
+        j, marker = self._ends.find(cur.buf, cur.pos, cur.final)
+        if marker is None and j - cur.pos + sum(map(len, self._hdr)) <= _MAX_HEADER:
+            self._hdr.append(cur.take(j))
+            return False
+        self._hdr.append(cur.take(j))
+        header = "".join(self._hdr)
+        self._hdr.clear()
+        named = g.header(header) if marker in g.header_ends else None
+        if named is None:
+            self._detail = "unreadable call header"
+            self._state = _JUNK
+            return None
+        assert marker is not None
+        if marker not in g.header_keep:
+            cur.take(j + len(marker))
+        self._call = self._ctx.calls.open(named[1], named[0])
+        self._state = _PRE
+        return None
+
+    def _pre(self) -> bool | None:
+        """Before the arguments: whitespace and an optional code fence."""
+        cur = self._ctx.cur
+        cur.take_ws()
+        buf, i = cur.buf, cur.pos
+        if i >= len(buf):
+            return False
+        fence = _FENCE.match(buf, i)
+        if fence is not None:
+            if fence.end() == len(buf) and not cur.final:
+                return False
+            cur.take(fence.end())
+            return None
+        if len(buf) - i < 3 and "```".startswith(buf[i:]) and not cur.final:
+            return False
+        self._value = RawValue(self._stop)
+        self._state = _ARGS
+        return None
+
+    def _args(self) -> bool | None:
+        ctx, cur = self._ctx, self._ctx.cur
+        assert self._value is not None and self._call is not None
+        j, status = self._value.scan(cur.buf, cur.pos, cur.final)
+        ctx.calls.args(self._call, cur.take(j))
+        if status == MORE:
+            return False
+        self._value = None
+        if status == STOPPED:
+            ctx.calls.close(self._call, "incomplete")
+            ctx.calls.error(
+                "malformed_tool_call", "the arguments ended before their value", cur.raw()
+            )
+            self._call = None
+            self.made += 1
+        self._state = _POST
+        return None
+
+    def _post(self) -> bool | None:
+        """After the arguments: a closing fence, then the call's close."""
+        g, cur = self._g, self._ctx.cur
+        k, j = expect_after_ws(cur.buf, cur.pos, cur.final, ("```", g.call_close))
+        if k == MORE:
+            return False
+        if k == 0:
+            cur.take(j + 3)
+            return None
+        if k == 1:
+            cur.take(j + len(g.call_close))
+            self._end_call()
+            return None
+        self._end_call()
+        self._detail = "unexpected text after the call's arguments"
+        self._state = _JUNK
+        return None
+
+    def _junk(self) -> bool | None:
+        """Skip to the next call marker or the section close, reporting what
+        was skipped."""
+        ctx, g, cur = self._ctx, self._g, self._ctx.cur
+        j, marker = self._stop.find(cur.buf, cur.pos, cur.final)
+        cur.take(j)
+        if marker is None:
+            return False
+        if marker == g.call_close:
+            cur.take(j + len(marker))
+        raw = cur.raw()  # since the last complete call
+        if raw.strip():
+            if self.made:
+                ctx.calls.error("malformed_tool_call", self._detail, raw)
+            else:
+                ctx.calls.malformed("malformed_tool_call", self._detail, raw, ctx.prose)
+        self._detail = "unexpected text in the call section"
+        self._state = _BETWEEN
+        cur.start_log()
+        return None
+
+    #: The step of each state, indexed by the state's number.
+    _STEPS: ClassVar[tuple[Callable[[TokenSection], bool | None], ...]] = (
+        _between,
+        _header,
+        _pre,
+        _args,
+        _post,
+        _junk,
+    )
 
     def _end_call(self) -> None:
         if self._call is not None:

@@ -21,5 +21,8 @@ to have the client's exception re-raised after that event. The HTTP status is
 not checked: an error body (``{"error": …}``) becomes ``Error(kind="upstream")``
 and anything else that is not an event stream ``Error(kind="protocol")``.
 Further keyword arguments are those of ``StreamNormalizer`` (``model``,
-``provider``, ``choice``, the size limits).
+``provider``, ``choice``, the size limits). ``provider`` defaults to the host
+the adapter talked to (:mod:`.hosts`), so that sanitize keeps opaque state for
+that host only. The async adapters take ``idle_timeout=`` seconds: no bytes for
+that long ends the events with ``Error(kind="truncated")`` (:mod:`.idle`).
 """

@@ -7,37 +7,49 @@
                 ...
 
 The body is read with ``response.content.iter_any()``: every piece as soon as
-it arrives, decompressed.
+it arrives, decompressed. ``idle_timeout=`` (seconds) ends the stream with
+``Error(kind="truncated")`` when no piece arrives for that long: aiohttp's
+``sock_read`` does not fire on a malformed chunk header once the body has
+started (:mod:`.idle`).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..apis import ApiName
 from ..events import Event
 from ..normalizer import anormalize
+from ..options import NormalizerOptions
+from .hosts import with_provider
+from .idle import check_idle_timeout, idle_limited
 
 if TYPE_CHECKING:
     import aiohttp
+    from typing_extensions import Unpack
 
 __all__ = ["aiter_events"]
 
 
 def aiter_events(
     response: aiohttp.ClientResponse,
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     raise_source_errors: bool = False,
-    **options: Any,
+    idle_timeout: float | None = None,
+    **options: Unpack[NormalizerOptions],
 ) -> AsyncIterator[Event]:
     """Canonical events of an ``aiohttp.ClientResponse``.
 
     A transport error while reading (``aiohttp.ClientPayloadError``, a
-    ``sock_read`` timeout …) ends the events with ``Error(kind="truncated")``
-    naming it; with ``raise_source_errors=True`` it is re-raised after that
-    event. ``options`` go to ``StreamNormalizer``.
+    ``sock_read`` timeout, no bytes for ``idle_timeout`` seconds …) ends the
+    events with ``Error(kind="truncated")`` naming it; with
+    ``raise_source_errors=True`` it is re-raised after that event.
+    ``options`` go to ``StreamNormalizer``; ``provider`` defaults to the host
+    of ``response.url`` (:mod:`.hosts`).
     """
-    return anormalize(
-        response.content.iter_any(), api, raise_source_errors=raise_source_errors, **options
-    )
+    seconds = check_idle_timeout(idle_timeout)
+    body = idle_limited(response.content.iter_any(), seconds)
+    options = with_provider(options, response.url)
+    return anormalize(body, api, raise_source_errors=raise_source_errors, **options)

@@ -16,42 +16,61 @@ in whatever pieces the network delivers.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..apis import ApiName
 from ..events import Event
 from ..normalizer import anormalize, normalize
+from ..options import NormalizerOptions
+from .hosts import with_provider
+from .idle import check_idle_timeout, idle_limited
 
 if TYPE_CHECKING:
     import httpx
+    from typing_extensions import Unpack
 
 __all__ = ["aiter_events", "iter_events"]
 
 
 def iter_events(
     response: httpx.Response,
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     raise_source_errors: bool = False,
-    **options: Any,
+    **options: Unpack[NormalizerOptions],
 ) -> Iterator[Event]:
     """Canonical events of a streamed ``httpx.Response`` (sync client).
 
     A transport error while reading (``httpx.ReadTimeout``,
     ``httpx.RemoteProtocolError`` …) ends the events with
     ``Error(kind="truncated")`` naming it; with ``raise_source_errors=True``
-    it is re-raised after that event. ``options`` go to ``StreamNormalizer``.
+    it is re-raised after that event. ``options`` go to ``StreamNormalizer``;
+    ``provider`` defaults to the request's host (:mod:`.hosts`).
     """
+    options = with_provider(options, _url(response))
     return normalize(response.iter_bytes(), api, raise_source_errors=raise_source_errors, **options)
 
 
 def aiter_events(
     response: httpx.Response,
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     raise_source_errors: bool = False,
-    **options: Any,
+    idle_timeout: float | None = None,
+    **options: Unpack[NormalizerOptions],
 ) -> AsyncIterator[Event]:
-    """Canonical events of a streamed ``httpx.Response`` (``AsyncClient``)."""
-    return anormalize(
-        response.aiter_bytes(), api, raise_source_errors=raise_source_errors, **options
-    )
+    """Canonical events of a streamed ``httpx.Response`` (``AsyncClient``);
+    no bytes for ``idle_timeout`` seconds ends them with
+    ``Error(kind="truncated")`` naming it (:mod:`.idle`)."""
+    seconds = check_idle_timeout(idle_timeout)
+    body = idle_limited(response.aiter_bytes(), seconds)
+    options = with_provider(options, _url(response))
+    return anormalize(body, api, raise_source_errors=raise_source_errors, **options)
+
+
+def _url(response: httpx.Response) -> object:
+    """The URL the body came from (the last request, after redirects)."""
+    try:
+        return response.request.url
+    except RuntimeError:  # a Response built without a request
+        return None

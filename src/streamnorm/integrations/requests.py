@@ -18,23 +18,31 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..apis import ApiName
 from ..events import Event
 from ..normalizer import normalize
+from ..options import NormalizerOptions
+from .hosts import with_provider
 
 if TYPE_CHECKING:
     import requests
+    from typing_extensions import Unpack
 
 __all__ = ["iter_events"]
 
 _READ_SIZE = 64 * 1024
 
+#: requests' own flag for a body already read (``iter_content`` refuses to
+#: read it twice); not part of its type stubs, so it is reached by name.
+_CONSUMED = "_content_consumed"
+
 
 def iter_events(
     response: requests.Response,
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     raise_source_errors: bool = False,
-    **options: Any,
+    **options: Unpack[NormalizerOptions],
 ) -> Iterator[Event]:
     """Canonical events of a ``requests.Response`` opened with ``stream=True``.
 
@@ -42,15 +50,17 @@ def iter_events(
     timeout, ``requests.exceptions.ChunkedEncodingError`` for a connection cut
     mid-body …) ends the events with ``Error(kind="truncated")`` naming it;
     with ``raise_source_errors=True`` it is re-raised after that event.
-    ``options`` go to ``StreamNormalizer``.
+    ``options`` go to ``StreamNormalizer``; ``provider`` defaults to the host
+    of ``response.url`` (:mod:`.hosts`).
     """
+    options = with_provider(options, response.url)
     return normalize(_body(response), api, raise_source_errors=raise_source_errors, **options)
 
 
 def _body(response: requests.Response) -> Iterator[bytes]:
     raw = response.raw
     read1 = getattr(raw, "read1", None)
-    if response._content_consumed or read1 is None or getattr(raw, "chunked", True):
+    if getattr(response, _CONSUMED, False) or read1 is None or getattr(raw, "chunked", True):
         for chunk in response.iter_content(chunk_size=None):
             if isinstance(chunk, bytes):
                 yield chunk
@@ -83,4 +93,4 @@ def _read1_chunks(response: requests.Response, read1: Any) -> Iterator[bytes]:
         raise RequestsConnectionError(exc) from exc
     except SSLError as exc:
         raise RequestsSSLError(exc) from exc
-    response._content_consumed = True
+    setattr(response, _CONSUMED, True)

@@ -33,14 +33,24 @@ dropped or renamed cannot come back, so prefer the raw bytes when you can.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..apis import ApiName
 from ..events import Event
 from ..normalizer import anormalize, normalize
+from ..options import NormalizerOptions
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+from .hosts import with_provider
+from .idle import check_idle_timeout, idle_limited
 
 __all__ = ["aiter_chunk_events", "aiter_events", "iter_chunk_events", "iter_events"]
+
+T = TypeVar("T")
 
 
 def _sync_bytes(raw: Any) -> Iterable[bytes]:
@@ -73,36 +83,91 @@ def _async_bytes(raw: Any) -> AsyncIterable[bytes] | Iterable[bytes]:
     )
 
 
+def _source_url(raw: Any) -> object:
+    """The URL of the HTTP response under an SDK object, if it has one."""
+    for obj in (getattr(raw, "http_response", None), getattr(raw, "response", None), raw):
+        try:
+            url = getattr(obj, "url", None) if obj is not None else None
+        except RuntimeError:  # an httpx.Response without its request
+            url = None
+        if url is not None:
+            return url
+    return None
+
+
 def iter_events(
     raw_response: Any,
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     raise_source_errors: bool = False,
-    **options: Any,
+    **options: Unpack[NormalizerOptions],
 ) -> Iterator[Event]:
     """Canonical events of an SDK raw streaming response (sync client).
 
     Raises ``TypeError`` at once for an object that gives no raw bytes.
     Transport errors while reading end the events with
     ``Error(kind="truncated")`` naming them (re-raised after that event with
-    ``raise_source_errors=True``). ``options`` go to ``StreamNormalizer``.
+    ``raise_source_errors=True``). ``options`` go to ``StreamNormalizer``;
+    ``provider`` defaults to the host the SDK talked to (:mod:`.hosts`).
     """
     chunks = _sync_bytes(raw_response)
     if isinstance(chunks, AsyncIterable):
         raise TypeError("an async SDK response: use aiter_events() with `async for`")
+    options = with_provider(options, _source_url(raw_response))
     return normalize(chunks, api, raise_source_errors=raise_source_errors, **options)
 
 
 def aiter_events(
     raw_response: Any,
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     raise_source_errors: bool = False,
-    **options: Any,
+    idle_timeout: float | None = None,
+    **options: Unpack[NormalizerOptions],
 ) -> AsyncIterator[Event]:
-    """Canonical events of an SDK raw streaming response (async client)."""
-    chunks = _async_bytes(raw_response)
+    """Canonical events of an SDK raw streaming response (async client); an
+    async body that gives no bytes for ``idle_timeout`` seconds ends them with
+    ``Error(kind="truncated")`` naming it (:mod:`.idle`)."""
+    seconds = check_idle_timeout(idle_timeout)
+    chunks = _idle(_async_bytes(raw_response), seconds)
+    options = with_provider(options, _source_url(raw_response))
     return anormalize(chunks, api, raise_source_errors=raise_source_errors, **options)
+
+
+def _idle(
+    source: AsyncIterable[T] | Iterable[T], seconds: float | None
+) -> AsyncIterable[T] | Iterable[T]:
+    """An async ``source`` under the idle timeout; a blocking one as it is
+    (its reads block the loop: only the client's own timeout can end them)."""
+    if seconds is None or not isinstance(source, AsyncIterable):
+        return source
+    return idle_limited(source, seconds)
+
+
+def _model_json(model: Any) -> Any:
+    """A pydantic model as the JSON the wire carried.
+
+    pydantic writes ``bytes`` fields (google-genai's ``thought_signature``,
+    inline data) in URL-safe base64, while the API sends them in the standard
+    alphabet: the signature would no longer equal the one read from the raw
+    bytes. Bytes are written back in the standard alphabet; everything else is
+    pydantic's JSON form. Cost: two dumps and one walk, linear in the chunk.
+    """
+    data = model.model_dump(mode="json", by_alias=True, exclude_none=True, warnings=False)
+    native = model.model_dump(mode="python", by_alias=True, exclude_none=True, warnings=False)
+    return _standard_base64(data, native)
+
+
+def _standard_base64(data: Any, native: Any) -> Any:
+    """``data`` with every value that is ``bytes`` in ``native`` (the same
+    tree in pydantic's python form) base64-encoded in the standard alphabet."""
+    if isinstance(native, (bytes, bytearray)):
+        return base64.b64encode(native).decode("ascii")
+    if isinstance(data, dict) and isinstance(native, dict):
+        return {k: _standard_base64(v, native.get(k)) for k, v in data.items()}
+    if isinstance(data, list) and isinstance(native, (list, tuple)) and len(data) == len(native):
+        return [_standard_base64(v, n) for v, n in zip(data, native, strict=True)]
+    return data
 
 
 def _chunk_to_sse(chunk: Any) -> bytes:
@@ -114,8 +179,7 @@ def _chunk_to_sse(chunk: Any) -> bytes:
     elif isinstance(chunk, dict):
         text = json.dumps(chunk, ensure_ascii=False, separators=(",", ":"))
     elif callable(getattr(chunk, "model_dump", None)):
-        data = chunk.model_dump(mode="json", by_alias=True, warnings=False)
-        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(_model_json(chunk), ensure_ascii=False, separators=(",", ":"))
     elif callable(getattr(chunk, "to_dict", None)):
         text = json.dumps(chunk.to_dict(), ensure_ascii=False, separators=(",", ":"))
     else:
@@ -139,11 +203,11 @@ async def _asse_from_chunks(chunks: AsyncIterable[Any], done_marker: bool) -> As
 
 def iter_chunk_events(
     chunks: Iterable[Any],
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     done_marker: bool = False,
     raise_source_errors: bool = False,
-    **options: Any,
+    **options: Unpack[NormalizerOptions],
 ) -> Iterator[Event]:
     """Canonical events from already-parsed stream chunks.
 
@@ -168,13 +232,16 @@ def iter_chunk_events(
 
 def aiter_chunk_events(
     chunks: AsyncIterable[Any],
-    api: str = "auto",
+    api: ApiName = "auto",
     *,
     done_marker: bool = False,
     raise_source_errors: bool = False,
-    **options: Any,
+    idle_timeout: float | None = None,
+    **options: Unpack[NormalizerOptions],
 ) -> AsyncIterator[Event]:
-    """Async twin of :func:`iter_chunk_events`."""
+    """Async twin of :func:`iter_chunk_events`; no chunk for ``idle_timeout``
+    seconds ends the events with ``Error(kind="truncated")`` naming it."""
+    chunks = idle_limited(chunks, check_idle_timeout(idle_timeout))
     return anormalize(
         _asse_from_chunks(chunks, done_marker),
         api,

@@ -10,7 +10,17 @@ from typing import Any, ClassVar
 
 from ..builder import MessageBuilder, StopTable
 
-__all__ = ["MAX_COUNT", "Decoder", "as_counts", "as_dict", "as_int", "as_list", "as_str"]
+__all__ = [
+    "MAX_COUNT",
+    "ChoiceTracker",
+    "Decoder",
+    "as_counts",
+    "as_dict",
+    "as_int",
+    "as_list",
+    "as_str",
+    "error_of",
+]
 
 
 class Decoder:
@@ -19,17 +29,28 @@ class Decoder:
     Class attributes describe the wire API as data: ``stop_table`` maps its
     stop values; ``blocks_end_implicitly`` says the wire has no per-block end;
     ``done_at_eof_after_stop`` says end of input after a stop value is a normal
-    end (Chat Completions without ``[DONE]``, Gemini), not a truncation.
+    end (Chat Completions without ``[DONE]``, Gemini), not a truncation;
+    ``framing`` names the framing of `streamnorm.framing` the api arrives in
+    (``sse``, ``eventstream``, ``ndjson``), ``alt_framings`` any other it may
+    arrive in (Gemini without ``alt=sse``: ``json-array``).
     """
 
     api: ClassVar[str]
     stop_table: ClassVar[StopTable]
     blocks_end_implicitly: ClassVar[bool] = False
     done_at_eof_after_stop: ClassVar[bool] = False
+    framing: ClassVar[str] = "sse"
+    alt_framings: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, builder: MessageBuilder, choice: int = 0) -> None:
         self.builder = builder
         self.choice = choice
+        self.choices = ChoiceTracker(choice)
+
+    @classmethod
+    def reads(cls, framing: str | None) -> bool:
+        """Whether this api arrives in ``framing``."""
+        return framing == cls.framing or framing in cls.alt_framings
 
     def handle(self, event: str, payload: dict[str, Any]) -> None:
         """Translate one payload; ``event`` is the SSE event name."""
@@ -44,6 +65,34 @@ class Decoder:
             self.builder.finish()
         else:
             self.builder.fail("truncated", "the stream ended before its terminal event")
+
+
+class ChoiceTracker:
+    """Whether the choice (or candidate) a caller selected ever appeared, and
+    which others did: a selected choice that never appears is an error, never
+    an empty ``Done``. Choice 0 is every stream's default and ends normally
+    when a stream carries no choice at all."""
+
+    __slots__ = ("_others", "selected", "selected_seen")
+
+    def __init__(self, selected: int) -> None:
+        self.selected = selected
+        self.selected_seen = False
+        self._others: set[int] = set()
+
+    def saw(self, index: Any) -> None:
+        """A choice other than the selected one arrived (O(1))."""
+        if type(index) is int and len(self._others) < 64:
+            self._others.add(index)
+
+    def check(self, builder: MessageBuilder, what: str) -> None:
+        """At the terminal: fail the stream when the selected choice never came."""
+        if self.selected == 0 or self.selected_seen or builder.closed:
+            return
+        had = ", ".join(map(str, sorted(self._others))) or "none"
+        builder.fail(
+            "protocol", f"{what} {self.selected} never appeared; the stream had {what}s: {had}"
+        )
 
 
 # Defensive accessors: wire JSON may carry any type in any field. Each returns
@@ -80,3 +129,31 @@ def as_counts(*values: Any) -> tuple[int, ...]:
         if type(value) is not int or not 0 <= value < MAX_COUNT:
             return tuple(map(as_int, values))
     return values
+
+
+def _code(value: Any) -> str | None:
+    """An error code as text: a non-empty string, or an integer (not a bool)."""
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def error_of(
+    value: Any, *, default: str = "error", codes: tuple[str, ...] = ("code", "type")
+) -> tuple[str, str | None]:
+    """``(message, code)`` of a wire error object, the one reading of every
+    ``{"error": …}`` shape (stream events, HTTP error bodies, failed
+    responses): the object's ``message``, or the value itself when it is a
+    string, else ``default``; the code is the first of the fields ``codes``
+    (in the api's order of preference) holding a non-empty string or an
+    integer, else None."""
+    error = as_dict(value)
+    message = as_str(error.get("message")) or (value if isinstance(value, str) else "")
+    code = None
+    for field in codes:
+        code = _code(error.get(field))
+        if code is not None:
+            break
+    return message or default, code

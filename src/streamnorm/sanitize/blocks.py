@@ -46,7 +46,11 @@ ForeignThinking = Literal["text", "drop"]
 #: for a function call it did not sign.
 GEMINI_SENTINEL = "skip_thought_signature_validator"
 
-_BASE64 = re.compile(r"\A[A-Za-z0-9+/]+={0,2}\Z")
+#: Base64 in the standard or the URL-safe alphabet, one alphabet per value:
+#: Gemini signatures are opaque bytes, and the JSON mapping of a protobuf
+#: ``bytes`` field accepts either (the API answers in the standard alphabet;
+#: google-genai and other clients send them back URL-safe).
+_BASE64 = re.compile(r"\A(?:[A-Za-z0-9+/]+|[A-Za-z0-9_-]+)={0,2}\Z")
 
 
 class Action(Enum):
@@ -92,8 +96,9 @@ def thinking_kind(block: ThinkingBlock) -> str:
 
 
 def is_valid_gemini_signature(value: str | None) -> bool:
-    """Non-empty base64 (``[A-Za-z0-9+/]``, at most two ``=``, length % 4 == 0),
-    or the Gemini 3 sentinel."""
+    """Non-empty base64 in one alphabet (``[A-Za-z0-9+/]`` or URL-safe
+    ``[A-Za-z0-9_-]``), at most two ``=``, length % 4 == 0; or the Gemini 3
+    sentinel. The value itself is never re-encoded."""
     if value == GEMINI_SENTINEL:
         return True
     return bool(value) and len(value or "") % 4 == 0 and _BASE64.match(value or "") is not None

@@ -1,9 +1,12 @@
 """Which blocks of an assistant message are calls the client must answer.
 
 ``ToolCallBlock``s always are. Some provider blocks are too: Responses items
-that the client executes (``custom_tool_call``, ``apply_patch_call`` …,
-``DESIGN.md`` §4) need a result with their ``call_id`` when replayed to the
-same provider. Their ids are replayed verbatim, so they are never rewritten.
+that wait for the client (``custom_tool_call``, ``apply_patch_call``, a
+client-executed ``tool_search_call`` …, judged by
+:mod:`streamnorm.providers.openai_responses.wire`, the rule the stream
+decoder uses for the stop reason) need a result with their ``call_id`` when
+replayed to the same provider. Their ``call_id`` is an id like any other:
+rewritten, with its results, when it collides or breaks the target's rule.
 """
 
 from __future__ import annotations
@@ -13,30 +16,23 @@ from dataclasses import dataclass
 
 from ..apis import resolve_api
 from ..messages import ContentBlock, ProviderBlock, ToolCallBlock
+from ..providers.openai_responses.wire import answered_call_ids, client_call_id
 
-__all__ = ["CLIENT_CALL_KINDS", "CallSite", "calls_in"]
+__all__ = ["CLIENT_CALL_APIS", "CallSite", "calls_in"]
 
-#: Provider block kinds, per wire api, that the client executes and answers.
-CLIENT_CALL_KINDS: dict[str, frozenset[str]] = {
-    "openai-responses": frozenset(
-        {"custom_tool_call", "apply_patch_call", "computer_call", "local_shell_call", "shell_call"}
-    ),
-}
-
-#: A call of this kind is server-executed when its output item is in the same
-#: message (a hosted-container shell call comes with its output).
-_SERVER_OUTPUT: dict[str, str] = {"shell_call": "shell_call_output"}
+#: Wire apis whose provider blocks can wait for the client.
+CLIENT_CALL_APIS: frozenset[str] = frozenset({"openai-responses"})
 
 
 @dataclass(frozen=True, slots=True)
 class CallSite:
-    """One call in a message: its id, tool name, block position and whether
-    its id may be rewritten (``ToolCallBlock``) or is replayed verbatim."""
+    """One call in a message: its id, tool name and block position (a
+    ``ToolCallBlock``, or a ``ProviderBlock`` whose ``data["call_id"]`` is
+    the id)."""
 
     id: str
     name: str
     index: int
-    rewritable: bool
 
 
 def _api(name: str) -> str | None:
@@ -46,28 +42,27 @@ def _api(name: str) -> str | None:
         return None
 
 
-def _provider_call(block: ProviderBlock, content: Sequence[ContentBlock]) -> str | None:
-    if block.kind not in CLIENT_CALL_KINDS.get(_api(block.api) or "", frozenset()):
-        return None
-    call_id = block.data.get("call_id")
-    if not isinstance(call_id, str) or not call_id:
-        return None
-    output_kind = _SERVER_OUTPUT.get(block.kind)
-    if output_kind and any(
-        isinstance(b, ProviderBlock) and b.kind == output_kind and b.data.get("call_id") == call_id
-        for b in content
-    ):
-        return None
-    return call_id
+def _client_items(content: Sequence[ContentBlock]) -> list[tuple[int, ProviderBlock]]:
+    return [
+        (i, b)
+        for i, b in enumerate(content)
+        if isinstance(b, ProviderBlock) and _api(b.api) in CLIENT_CALL_APIS
+    ]
 
 
 def calls_in(content: Sequence[ContentBlock]) -> list[CallSite]:
-    """The calls of one message, in block order."""
-    sites: list[CallSite] = []
-    for i, b in enumerate(content):
-        if isinstance(b, ToolCallBlock):
-            sites.append(CallSite(b.id, b.name, i, True))
-        elif isinstance(b, ProviderBlock) and (call_id := _provider_call(b, content)):
+    """The calls of one message, in block order. O(blocks): the outputs of the
+    message are collected once, not searched per call."""
+    items = _client_items(content)
+    answered = answered_call_ids(b.data for _, b in items)
+    provider_calls: dict[int, CallSite] = {}
+    for i, b in items:
+        call_id = client_call_id(b.data)
+        if call_id is not None and call_id not in answered:
             name = b.data.get("name")
-            sites.append(CallSite(call_id, name if isinstance(name, str) else b.kind, i, False))
-    return sites
+            provider_calls[i] = CallSite(call_id, name if isinstance(name, str) else b.kind, i)
+    return [
+        CallSite(b.id, b.name, i) if isinstance(b, ToolCallBlock) else provider_calls[i]
+        for i, b in enumerate(content)
+        if isinstance(b, ToolCallBlock) or i in provider_calls
+    ]

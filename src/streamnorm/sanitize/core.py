@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -20,6 +21,7 @@ from ..messages import (
     AssistantMessage,
     ContentBlock,
     Message,
+    ProviderBlock,
     StopReason,
     ToolCallBlock,
     ToolResultMessage,
@@ -28,7 +30,7 @@ from ..messages import (
 from .blocks import ForeignThinking, sanitize_content
 from .calls import CallSite, calls_in
 from .ids import IdAllocator, id_rule_for
-from .target import Target, resolve_target, same_issuer
+from .target import Target, resolve_target
 from .text import clean_content, clean_str
 
 __all__ = ["FAILED_STOP_REASONS", "SYNTHETIC_RESULT_TEXT", "sanitize_messages_for_target"]
@@ -45,7 +47,6 @@ FOREIGN_THINKING_MODES: tuple[str, ...] = ("text", "drop")
 @dataclass(eq=False)
 class _Call:
     site: CallSite
-    trusted: bool
     answered: bool = False
     new_id: str = ""
 
@@ -55,6 +56,22 @@ class _Turn:
     message: AssistantMessage
     content: tuple[ContentBlock, ...]
     calls: list[_Call] = field(default_factory=list)
+    #: Unanswered calls by input id, in block order: a result takes the first
+    #: (§4.2: two calls with one id are answered in order). O(1) per result.
+    pending: dict[str, deque[_Call]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for c in self.calls:
+            self.pending.setdefault(c.site.id, deque()).append(c)
+
+    def answer(self, call_id: str) -> _Call | None:
+        """The first unanswered call with ``call_id``, now answered."""
+        queue = self.pending.get(call_id)
+        if not queue:
+            return None
+        call = queue.popleft()
+        call.answered = True
+        return call
 
 
 @dataclass(eq=False)
@@ -67,7 +84,7 @@ _Entry = UserMessage | _Turn | _Result
 
 
 def _walk(messages: Iterable[Message], target: Target, foreign: ForeignThinking) -> list[_Entry]:
-    """Drop failed turns and pair results with calls (§8)."""
+    """Drop failed turns and pair results with calls (§8). O(messages + blocks)."""
     out: list[_Entry] = []
     current: _Turn | None = None
 
@@ -76,6 +93,7 @@ def _walk(messages: Iterable[Message], target: Target, foreign: ForeignThinking)
             out.extend(_Result(c, None) for c in current.calls if not c.answered)
             for c in current.calls:
                 c.answered = True
+            current.pending.clear()
 
     for m in messages:
         if isinstance(m, AssistantMessage):
@@ -84,18 +102,11 @@ def _walk(messages: Iterable[Message], target: Target, foreign: ForeignThinking)
             if m.stop_reason in FAILED_STOP_REASONS:
                 continue
             content = sanitize_content(m, target, foreign)
-            trusted = same_issuer(m, target)
-            current = _Turn(m, content, [_Call(s, trusted) for s in calls_in(content)])
+            current = _Turn(m, content, [_Call(s) for s in calls_in(content)])
             out.append(current)
         elif isinstance(m, ToolResultMessage):
-            call = None
-            if current is not None:
-                call = next(
-                    (c for c in current.calls if not c.answered and c.site.id == m.tool_call_id),
-                    None,
-                )
+            call = current.answer(m.tool_call_id) if current is not None else None
             if call is not None:
-                call.answered = True
                 out.append(_Result(call, m))
         elif isinstance(m, UserMessage):
             close()
@@ -108,26 +119,29 @@ def _walk(messages: Iterable[Message], target: Target, foreign: ForeignThinking)
 
 
 def _assign_ids(entries: Sequence[_Entry], target: Target) -> None:
-    """Give every call its output id (§4.2), in conversation order."""
+    """Give every call its output id (§4.2), in conversation order: tool
+    calls and client-executed provider items alike, so no two share one."""
     alloc = IdAllocator(id_rule_for(target))
-    turns = [e for e in entries if isinstance(e, _Turn)]
-    for turn in turns:
-        for c in turn.calls:
-            if not c.site.rewritable:
-                alloc.reserve(c.site.id)
-                c.new_id = c.site.id
-    for turn in turns:
-        for c in turn.calls:
-            if c.site.rewritable:
-                c.new_id = alloc.assign(c.site.id, trusted=c.trusted)
+    for e in entries:
+        if isinstance(e, _Turn):
+            for c in e.calls:
+                c.new_id = alloc.assign(c.site.id)
+
+
+def _with_id(block: ContentBlock, new_id: str) -> ContentBlock:
+    """``block`` answering to ``new_id``: a tool call's ``id``, a provider
+    item's ``call_id``; the block itself when it already does."""
+    if isinstance(block, ToolCallBlock):
+        return block if block.id == new_id else replace(block, id=new_id)
+    if isinstance(block, ProviderBlock) and block.data.get("call_id") != new_id:
+        return replace(block, data={**block.data, "call_id": new_id})
+    return block
 
 
 def _rebuild_turn(turn: _Turn) -> AssistantMessage | None:
     content = list(turn.content)
     for c in turn.calls:
-        block = content[c.site.index]
-        if isinstance(block, ToolCallBlock) and block.id != c.new_id:
-            content[c.site.index] = replace(block, id=c.new_id)
+        content[c.site.index] = _with_id(content[c.site.index], c.new_id)
     if not content:
         return None
     new, old = tuple(content), turn.message.content

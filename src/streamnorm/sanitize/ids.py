@@ -124,38 +124,38 @@ def id_rule_for(target: Target) -> IdRule:
     return ID_RULES[name]
 
 
-def is_trusted_id(value: str) -> bool:
-    """A same-issuer id is trusted unless no provider could have issued it:
-    empty, or holding control characters, whitespace or lone surrogates."""
-    return bool(value) and value.isprintable() and not any(c.isspace() for c in value)
-
-
 @dataclass
 class IdAllocator:
-    """Assigns output ids in conversation order, never the same one twice."""
+    """Assigns output ids in conversation order, never the same one twice.
+
+    Cost: O(1) hashes per call, amortised. ``used`` only grows, so a derived
+    candidate found taken stays taken; ``next_k`` remembers, per original id,
+    where the search for a free derived id stops, and the next call with
+    that original (a Gemini ``call_0`` in every turn) resumes there instead
+    of rehashing ``k = 0, 1 …`` (which made ``n`` repeats cost ``n²/2``).
+    """
 
     rule: IdRule
     used: set[str] = field(default_factory=set)
+    next_k: dict[str, int] = field(default_factory=dict)
 
-    def reserve(self, value: str) -> None:
-        """Mark an id that is replayed verbatim (inside provider blocks)."""
-        self.used.add(value)
-
-    def assign(self, original: str, *, trusted: bool) -> str:
+    def assign(self, original: str) -> str:
         """The output id for one call whose input id is ``original``.
 
-        Same-issuer (``trusted``) ids are kept when free; others must also be
-        valid for the target. Then the cleaned id is tried, then hashed ids.
+        Kept when the target's rule accepts it and no earlier call took it,
+        whoever issued it (a provider's own ids follow its rule; one that
+        does not, such as ``toolu_é``, would be rejected all the same). Then
+        the cleaned id is tried, then hashed ids.
         """
-        keep = is_trusted_id(original) if trusted else self.rule.is_valid(original)
-        if keep and original not in self.used:
+        if self.rule.is_valid(original) and original not in self.used:
             return self._take(original)
         cleaned = self.rule.cleaned(original)
         if self.rule.is_valid(cleaned) and cleaned not in self.used:
             return self._take(cleaned)
-        k = 0
+        k = self.next_k.get(original, 0)
         while (candidate := self.rule.derived(original, k)) in self.used:
             k += 1
+        self.next_k[original] = k + 1
         return self._take(candidate)
 
     def _take(self, value: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..apis import APIS, resolve_api
+from ..apis import APIS, resolve_api, resolve_spoken_api
 from ..messages import AssistantMessage
 
 __all__ = [
@@ -83,9 +83,9 @@ class Target:
 def resolve_target(provider: str | None, model: str | None, api: str | None) -> Target:
     """Build a :class:`Target`; raise ``ValueError`` for a missing or unknown api.
 
-    ``api`` takes the names and aliases of ``DESIGN.md`` §2 (``auto`` and
-    ``openai`` are not targets). Without ``api`` only a provider with a single
-    wire api is accepted.
+    ``api`` takes the names and aliases of ``DESIGN.md`` §2 (``auto``,
+    ``openai`` and the apis streamnorm only reads are not targets). Without
+    ``api`` only a provider with a single wire api is accepted.
     """
     prov = (provider or "").strip().lower()
     if api is None:
@@ -95,7 +95,7 @@ def resolve_target(provider: str | None, model: str | None, api: str | None) -> 
             )
         resolved = SINGLE_API_PROVIDERS[prov]
     else:
-        resolved = resolve_api(api)
+        resolved = resolve_spoken_api(api)  # a read-only api is no target
     return Target(prov, resolved, (model or "").strip())
 
 
@@ -132,12 +132,18 @@ def _api_of(name: str | None) -> str | None:
 
 
 def _provider_matches(provider: str | None, target: Target) -> bool:
-    """Unknown host (``None``) lets api and model decide."""
-    return provider is None or provider.strip().lower() == target.provider
+    """Same host, case-insensitively. An unknown host (``None``, or a target
+    without one) matches nothing: opaque state only goes back to the host
+    that is known to have issued it (a proxy that reports ``gpt-5`` is not
+    OpenAI)."""
+    if provider is None or not target.provider:
+        return False
+    return provider.strip().lower() == target.provider
 
 
 def same_provider(api: str | None, provider: str | None, target: Target) -> bool:
-    """The weaker rule for provider blocks: same api and provider, any model."""
+    """The weaker rule for provider blocks: same api and known, same provider,
+    any model."""
     return _api_of(api) == target.api and _provider_matches(provider, target)
 
 

@@ -17,11 +17,13 @@ from typing import Any, TypeVar
 
 from ..messages import (
     ContentBlock,
+    DocumentBlock,
     ImageBlock,
     ProviderBlock,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
+    UserContent,
 )
 
 __all__ = ["clean_block", "clean_content", "clean_str", "clean_value", "has_surrogate"]
@@ -29,7 +31,10 @@ __all__ = ["clean_block", "clean_content", "clean_str", "clean_value", "has_surr
 _SURROGATES = re.compile("[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]")
 _ANY_SURROGATE = re.compile("[\ud800-\udfff]")
 
-B = TypeVar("B", bound="TextBlock | ThinkingBlock | ToolCallBlock | ProviderBlock | ImageBlock")
+B = TypeVar(
+    "B",
+    bound="TextBlock | ThinkingBlock | ToolCallBlock | ProviderBlock | ImageBlock | DocumentBlock",
+)
 
 
 def _join_or_drop(m: re.Match[str]) -> str:
@@ -106,9 +111,9 @@ def clean_block(block: B) -> B:
 
 
 def clean_content(
-    content: str | tuple[TextBlock | ImageBlock, ...],
-) -> str | tuple[TextBlock | ImageBlock, ...]:
-    """User or tool-result content: a string or a tuple of text/image blocks."""
+    content: str | tuple[UserContent, ...],
+) -> str | tuple[UserContent, ...]:
+    """User or tool-result content: a string or a tuple of blocks."""
     if isinstance(content, str):
         return clean_str(content)
     parts = tuple(clean_block(b) for b in content)

@@ -13,6 +13,7 @@ id rule (or the target's) and a tuple of checks.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +30,7 @@ from ..messages import (
 )
 from .blocks import GEMINI_SENTINEL, is_valid_gemini_signature, replayable_reasoning
 from .calls import calls_in
-from .ids import ID_RULES, IdRule, id_rule_for, is_trusted_id
+from .ids import ID_RULES, IdRule, id_rule_for
 from .target import Target, resolve_target, same_issuer, same_provider
 from .text import has_surrogate
 
@@ -58,14 +59,12 @@ def _assistants(messages: Sequence[Message]) -> Iterator[tuple[int, AssistantMes
 
 
 def ids_match_rule(messages: Sequence[Message], target: Target, rule: IdRule) -> Iterator[str]:
-    """Tool-call ids match the target's pattern and length (§4.1). The target
-    issued its own ids and accepts them back (§4.2), unless no provider could
-    have issued them (empty, whitespace, control characters)."""
+    """Call ids match the target's pattern and length (§4.1), whoever issued
+    them: tool calls and client-executed provider items."""
     for i, m in _assistants(messages):
-        valid = is_trusted_id if same_issuer(m, target) else rule.is_valid
-        for b in m.content:
-            if isinstance(b, ToolCallBlock) and not valid(b.id):
-                yield f"message {i}: tool call id {b.id!r} does not match {rule.regex}"
+        for site in calls_in(m.content):
+            if not rule.is_valid(site.id):
+                yield f"message {i}: tool call id {site.id!r} does not match {rule.regex}"
 
 
 def ids_unique(messages: Sequence[Message], target: Target, rule: IdRule) -> Iterator[str]:
@@ -81,20 +80,23 @@ def ids_unique(messages: Sequence[Message], target: Target, rule: IdRule) -> Ite
 def calls_paired(messages: Sequence[Message], target: Target, rule: IdRule) -> Iterator[str]:
     """Each call is answered by exactly one result directly after its message
     (other results between are fine); each result answers such a call."""
-    pending: list[str] | None = None
+    # Unanswered calls of the current turn, id -> count (insertion-ordered):
+    # O(1) per result, so the check is linear in the history.
+    pending: dict[str, int] | None = None
     owner = -1
 
     def unanswered() -> Iterator[str]:
-        for call_id in pending or ():
-            yield f"message {owner}: tool call {call_id!r} has no result"
+        for call_id, count in (pending or {}).items():
+            for _ in range(count):
+                yield f"message {owner}: tool call {call_id!r} has no result"
 
     for i, m in enumerate(messages):
         if isinstance(m, AssistantMessage):
             yield from unanswered()
-            pending, owner = [s.id for s in calls_in(m.content)], i
+            pending, owner = Counter(s.id for s in calls_in(m.content)), i
         elif isinstance(m, ToolResultMessage):
-            if pending is not None and m.tool_call_id in pending:
-                pending.remove(m.tool_call_id)
+            if pending and pending.get(m.tool_call_id):
+                pending[m.tool_call_id] -= 1
             else:
                 yield f"message {i}: tool result {m.tool_call_id!r} does not follow its call"
         elif isinstance(m, UserMessage):

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..._json import dumps_compact
 from ...messages import StopReason, Usage
-from ..base import Decoder, as_dict, as_int, as_list, as_str
+from ..base import Decoder, as_dict, as_int, as_list, as_str, error_of
 
 __all__ = ["AnthropicDecoder"]
 
@@ -70,12 +70,10 @@ class AnthropicDecoder(Decoder):
             else:
                 self._delta(index, delta)
         elif event == "error" or kind == "error":
-            error = as_dict(payload.get("error"))
-            self.builder.fail(
-                "upstream",
-                as_str(error.get("message")) or "error event",
-                as_str(error.get("type")) or None,
+            reason, code = error_of(
+                as_dict(payload.get("error")), default="error event", codes=("type",)
             )
+            self.builder.fail("upstream", reason, code)
         elif kind == "content_block_start":
             self._start_block(payload.get("index"), as_dict(payload.get("content_block")))
         elif kind == "content_block_stop":

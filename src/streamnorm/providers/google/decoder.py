@@ -21,7 +21,8 @@ from ..._json import dumps_compact
 from ...builder import MessageBuilder
 from ...json_writer import IncrementalJSONWriter
 from ...messages import StopReason, Usage
-from ..base import Decoder, as_counts, as_dict, as_list, as_str
+from ..base import Decoder, as_counts, as_dict, as_list, as_str, error_of
+from .wire import METADATA_BLOCKS
 
 __all__ = ["GoogleDecoder"]
 
@@ -44,13 +45,18 @@ STOP_TABLE: dict[str, StopReason | None] = {
     "NO_IMAGE": StopReason.STOP,
 }
 
+#: ``finishReason`` sent as a number (``enum-encoding=int``): the values the
+#: Gemini API and Vertex protos number alike (they differ from 6 on).
+_FINISH_NUMBERS = dict(
+    enumerate(("FINISH_REASON_UNSPECIFIED", "STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "OTHER"))
+)
+
 #: Part fields that qualify a part rather than say what it holds.
 _PART_MODIFIERS = frozenset(
     ("thought", "thoughtSignature", "partMetadata", "videoMetadata", "mediaResolution")
 )
 
-#: Candidate metadata kept as a ``ProviderBlock`` at the end, in this order.
-_METADATA_BLOCKS = ("groundingMetadata", "urlContextMetadata")
+_METADATA_BLOCKS = METADATA_BLOCKS
 #: Every candidate field :meth:`GoogleDecoder._keep_metadata` reads (most
 #: chunks have none of them).
 _CANDIDATE_METADATA = frozenset((*_METADATA_BLOCKS, "citationMetadata"))
@@ -90,6 +96,7 @@ def _same_json(value: Any, other: Any) -> bool:
 
 class GoogleDecoder(Decoder):
     api = "google-generative-ai"
+    alt_framings = ("json-array",)  # without alt=sse: one streamed JSON array
     stop_table = STOP_TABLE
     done_at_eof_after_stop = True
 
@@ -116,21 +123,10 @@ class GoogleDecoder(Decoder):
     def handle(self, event: str, payload: dict[str, Any]) -> None:
         error = payload.get("error")
         if error is not None or event == "error":
-            err = as_dict(error)
-            code = err.get("status") or err.get("code")
-            self._before_terminal()
-            self.builder.fail(
-                "upstream",
-                as_str(err.get("message")) or (error if isinstance(error, str) else "") or "error",
-                str(code) if code not in (None, "") else None,
-            )
+            self._error(error)
             return
         if not (self._have_model and self._have_id):
-            model = as_str(payload.get("modelVersion"))
-            response_id = as_str(payload.get("responseId"))
-            self._have_model = self._have_model or bool(model)
-            self._have_id = self._have_id or bool(response_id)
-            self.builder.start(model or None, response_id or None)
+            self._identify(payload)
         feedback = payload.get("promptFeedback")
         if feedback is not None:
             block_reason = as_str(as_dict(feedback).get("blockReason"))
@@ -140,27 +136,9 @@ class GoogleDecoder(Decoder):
         if candidate is not None:
             content = candidate.get("content")
             parts = content.get("parts") if type(content) is dict else None
-            for part in parts if type(parts) is list else ():
-                # The commonest parts of all, more text and more of the open
-                # streamed call, go the shortest way; the rest through _part.
-                if type(part) is dict and len(part) == 1:
-                    if self._current_kind == _TEXT:
-                        text = part.get("text")
-                        if type(text) is str:
-                            self.builder.append_text(self._current, text)
-                            continue
-                    elif self._current_kind == _CALL:
-                        call = part.get("functionCall")
-                        if type(call) is dict and not call.get("name") and self._args is not None:
-                            self._continue_call(call)
-                            continue
-                self._part(as_dict(part))
-            if not _CANDIDATE_METADATA.isdisjoint(candidate):
-                self._keep_metadata(candidate)
-            finish = candidate.get("finishReason")
-            if finish and isinstance(finish, str):
-                message = as_str(candidate.get("finishMessage")) or None
-                self.builder.set_stop_reason(finish, error_reason=message)
+            if type(parts) is list:
+                self._parts(parts)
+            self._candidate_end(candidate)
         usage = payload.get("usageMetadata")
         if type(usage) is dict and not _same_json(usage, self._usage_raw):
             # Gemini repeats usageMetadata on every chunk, mostly unchanged:
@@ -168,7 +146,48 @@ class GoogleDecoder(Decoder):
             self._usage_raw = usage
             self.builder.set_usage(to_usage(usage))
 
+    def _error(self, error: Any) -> None:
+        reason, code = error_of(error, codes=("status", "code"))
+        self._before_terminal()
+        self.builder.fail("upstream", reason, code)
+
+    def _identify(self, payload: dict[str, Any]) -> None:
+        model = as_str(payload.get("modelVersion"))
+        response_id = as_str(payload.get("responseId"))
+        self._have_model = self._have_model or bool(model)
+        self._have_id = self._have_id or bool(response_id)
+        self.builder.start(model or None, response_id or None)
+
+    def _parts(self, parts: list[Any]) -> None:
+        for part in parts:
+            # The commonest parts of all, more text and more of the open
+            # streamed call, go the shortest way; the rest through _part.
+            if type(part) is dict and len(part) == 1:
+                if self._current_kind == _TEXT:
+                    text = part.get("text")
+                    if type(text) is str:
+                        self.builder.append_text(self._current, text)
+                        continue
+                elif self._current_kind == _CALL:
+                    call = part.get("functionCall")
+                    if type(call) is dict and not call.get("name") and self._args is not None:
+                        self._continue_call(call)
+                        continue
+            self._part(as_dict(part))
+
+    def _candidate_end(self, candidate: dict[str, Any]) -> None:
+        """The candidate's metadata and finish reason, when it carries them."""
+        if not _CANDIDATE_METADATA.isdisjoint(candidate):
+            self._keep_metadata(candidate)
+        finish = candidate.get("finishReason")
+        if type(finish) is int:  # enum-encoding=int: the proto number
+            finish = _FINISH_NUMBERS.get(finish, str(finish))
+        if finish and isinstance(finish, str):
+            message = as_str(candidate.get("finishMessage")) or None
+            self.builder.set_stop_reason(finish, error_reason=message)
+
     def end_of_input(self) -> None:
+        self.choices.check(self.builder, "candidate")
         self._before_terminal()
         super().end_of_input()
 
@@ -177,7 +196,9 @@ class GoogleDecoder(Decoder):
             if type(candidate) is dict:
                 index = candidate.get("index", 0)
                 if index == self.choice and not isinstance(index, bool):
+                    self.choices.selected_seen = True
                     return candidate
+                self.choices.saw(index)
         return None
 
     def _keep_metadata(self, candidate: dict[str, Any]) -> None:

@@ -35,7 +35,7 @@ from typing import Any
 from ..._json import dumps_compact
 from ...builder import MessageBuilder
 from ...messages import StopReason, Usage
-from ..base import Decoder, as_dict, as_int, as_list, as_str
+from ..base import Decoder, as_dict, as_int, as_list, as_str, error_of
 
 __all__ = ["OpenAICompletionsDecoder", "to_usage"]
 
@@ -85,7 +85,9 @@ DETAIL_TEXT_FIELDS = frozenset(("text", "summary"))
 #: ``reasoning_details`` entry types whose text is thinking text.
 DETAIL_THINKING = {"reasoning.text": "text", "reasoning.summary": "summary"}
 
-# Builder keys of the single blocks; tool calls are ("tool", n).
+# Builder keys of the single blocks; tool calls are ("tool", n). _DETAILS
+# names the merged reasoning_details the builder holds.
+_DETAILS = "reasoning_details"
 _THINKING, _TEXT, _REFUSAL, _EXECUTED, _FUNCTION_CALL = (
     "thinking",
     "text",
@@ -94,7 +96,7 @@ _THINKING, _TEXT, _REFUSAL, _EXECUTED, _FUNCTION_CALL = (
     "function_call",
 )
 
-#: The delta fields :meth:`OpenAICompletionsDecoder._fast_path` reads as text.
+#: The delta fields :meth:`OpenAICompletionsDecoder._sole_piece` reads as text.
 _FAST_TEXT_FIELDS = frozenset(("content", *REASONING_FIELDS))
 
 
@@ -134,20 +136,16 @@ def to_usage(raw: dict[str, Any]) -> Usage:
 def error_reason(error: Any) -> tuple[str, str | None]:
     """``(reason, code)`` of a wire error object (§8): the message, with
     OpenRouter's ``metadata.raw`` and Groq's ``failed_generation`` appended."""
-    if isinstance(error, str):
-        return error or "error", None
+    message, code = error_of(error)
     err = as_dict(error)
-    parts = [as_str(err.get("message")) or "error"]
+    parts = [message]
     for extra in (as_dict(err.get("metadata")).get("raw"), err.get("failed_generation")):
         if isinstance(extra, str):
             if extra:
                 parts.append(extra)
         elif extra is not None:
             parts.append(dumps_compact(extra))
-    code = err.get("code")
-    if code is None or code == "":
-        code = err.get("type")
-    return "\n".join(parts), (str(code) if code is not None and code != "" else None)
+    return "\n".join(parts), code
 
 
 def _has_content(delta: dict[str, Any]) -> bool:
@@ -176,19 +174,11 @@ class OpenAICompletionsDecoder(Decoder):
         self._by_index: dict[int, int] = {}
         self._by_id: dict[str, int] = {}
         self._call_ids: list[str] = []
-        # OpenRouter reasoning_details merged by index; whether it must sign.
-        self._details: list[dict[str, Any]] = []
-        self._detail_pos: dict[Any, int] = {}
-        # Streamed text of merged entries, (position, field) -> pieces, put
-        # into _details by _details_json only: concatenating every piece as it
-        # comes would copy the text so far each time (quadratic).
-        self._detail_pieces: dict[tuple[int, str], list[str]] = {}
+        # OpenRouter reasoning_details are merged by the builder (_DETAILS);
+        # whether they sign the thinking block.
         self._details_sign = False
         self._signing_chunk = False  # the chunk being read brought a signing entry
         self._signature_stale = False  # details merged since the signature was written
-        # Groq executed_tools merged by index.
-        self._executed: list[dict[str, Any]] = []
-        self._executed_pos: dict[Any, int] = {}
         # Perplexity's top-level citations: the last value wins.
         self._citations: list[Any] = []
         # Once a model and a response id have been passed on, start() does nothing.
@@ -201,7 +191,11 @@ class OpenAICompletionsDecoder(Decoder):
         if event == "error":
             self._fail(payload.get("error", payload))
             return
-        if self._fast_path(payload):
+        piece = self._sole_piece(payload)
+        if piece is not None:
+            if not (self._have_model and self._have_id):
+                self._start(payload, as_str(payload.get("id")))
+            self._piece(*piece)
             return
         choices = as_list(payload.get("choices"))
         response_id = as_str(payload.get("id"))
@@ -212,23 +206,7 @@ class OpenAICompletionsDecoder(Decoder):
             self._progress(progress)
         choice = self._selected(choices)
         if choice is not None:
-            delta = as_dict(choice.get("delta"))
-            if not self._finished:
-                citations = payload.get("citations")
-                if isinstance(citations, list):
-                    self._citations = citations
-                self._delta(delta)
-            elif _has_content(delta) and not self._dropped:
-                self._dropped = True
-                self.builder.diagnostic(
-                    "content_after_finish",
-                    f"choice {self.choice}: content after its finish_reason is dropped",
-                    dumps_compact(delta),
-                )
-            finish = choice.get("finish_reason")
-            if isinstance(finish, str) and finish:
-                self.builder.set_stop_reason(finish)
-                self._finished = True
+            self._choice(payload, choice)
         usage = next(
             (
                 u
@@ -247,27 +225,47 @@ class OpenAICompletionsDecoder(Decoder):
         if error:
             self._fail(error)
 
-    def _fast_path(self, payload: dict[str, Any]) -> bool:
-        """Translate the common chunk directly; False (nothing done) otherwise.
+    def _choice(self, payload: dict[str, Any], choice: dict[str, Any]) -> None:
+        delta = self._choice_delta(choice)
+        if not self._finished:
+            citations = payload.get("citations")
+            if isinstance(citations, list):
+                self._citations = citations
+            self._delta(delta)
+        elif _has_content(delta) and not self._dropped:
+            self._dropped = True
+            self.builder.diagnostic(
+                "content_after_finish",
+                f"choice {self.choice}: content after its finish_reason is dropped",
+                dumps_compact(delta),
+            )
+        finish = choice.get("finish_reason")
+        if isinstance(finish, str) and finish:
+            self.builder.set_stop_reason(finish)
+            self._finished = True
 
-        Almost every chunk of a stream carries one piece of text, of
-        reasoning or of an open tool call's arguments, and nothing else: the
-        generic path's dozen lookups cost several times the one builder call
-        such a chunk comes down to. Taken only where the generic path would
-        do exactly the same: a single choice, the selected one, before its
-        finish_reason and without one; no ``usage`` (top level, choice,
-        ``x_groq``), ``error``, ``prompt_progress`` or ``citations``; and a
-        delta whose only non-null field of :data:`DELTA_FIELDS` is
-        ``content`` (a string), one reasoning field (a string), or
-        ``tool_calls`` with one fragment, without id or name, of string
-        arguments for the call open at its ``index``.
-        """
+    # -- the commonest chunk --------------------------------------------
+    #
+    # Almost every chunk of a stream carries one piece of text, of reasoning
+    # or of an open tool call's arguments, and nothing else. _sole_piece
+    # recognises that chunk in a few lookups; _piece then translates it with
+    # the same methods _delta uses, so the two paths cannot disagree.
+
+    def _sole_piece(self, payload: dict[str, Any]) -> tuple[str, Any] | None:
+        """``(field, value)`` when the chunk is one piece of the selected,
+        unfinished choice and nothing else: a single choice without
+        finish_reason or usage; no top-level ``usage``, ``x_groq``,
+        ``error``, ``prompt_progress`` or ``citations``; a delta whose only
+        non-null field of :data:`DELTA_FIELDS` is ``content`` or a reasoning
+        field (a string), or ``tool_calls`` with one fragment of string
+        arguments, without id or name, for the call open at its ``index``
+        (the value is then the call's number and the fragment)."""
         choices = payload.get("choices")
         if self._finished or type(choices) is not list or len(choices) != 1:
-            return False
+            return None
         choice = choices[0]
         if type(choice) is not dict:
-            return False
+            return None
         index = choice.get("index")
         delta = choice.get("delta")
         if (
@@ -281,46 +279,63 @@ class OpenAICompletionsDecoder(Decoder):
             or payload.get("prompt_progress") is not None
             or payload.get("citations") is not None
         ):
-            return False
-        field: str | None = None
-        value: Any = None
+            return None
+        piece: tuple[str, Any] | None = None
         for name, item in delta.items():
             if item is not None and name in DELTA_FIELDS:
-                if field is not None:
-                    return False  # two kinds of content: the generic path orders them
-                field, value = name, item
-        key: Any = None
-        if field == "tool_calls":
-            entry: Any = value[0] if type(value) is list and len(value) == 1 else None
-            if type(entry) is not dict or type(entry.get("function")) is not dict:
-                return False
-            tool_index, function = entry.get("index"), entry["function"]
-            call = self._by_index.get(tool_index) if type(tool_index) is int else None
-            value = function.get("arguments")
-            if (
-                call is None
-                or entry.get("id") not in (None, "")
-                or function.get("name") not in (None, "")
-                or type(value) is not str
-            ):
-                return False
-            key = ("tool", call)
-        elif field is not None and (type(value) is not str or field not in _FAST_TEXT_FIELDS):
-            return False
-        if not (self._have_model and self._have_id):
-            self._start(payload, as_str(payload.get("id")))
-        if key is not None:
-            self.builder.append_arguments(key, value)
-        elif value and field == "content":
-            if not self.builder.has(_TEXT):
-                self.builder.open_text(_TEXT)
-            self.builder.append_text(_TEXT, value)
-        elif value:  # reasoning
-            if self.builder.has(_THINKING):
-                self.builder.append_thinking(_THINKING, value)
-            else:
-                self.builder.open_thinking(_THINKING, text=value)
-        return True
+                if piece is not None:
+                    return None  # two kinds of content: _delta orders them
+                piece = (name, item)
+        self.choices.selected_seen = True
+        if piece is None:
+            return ("", None)  # nothing that changes the message
+        if piece[0] == "tool_calls":
+            return self._sole_fragment(piece[1])
+        return piece if type(piece[1]) is str and piece[0] in _FAST_TEXT_FIELDS else None
+
+    def _sole_fragment(self, entries: Any) -> tuple[str, Any] | None:
+        entry: Any = entries[0] if type(entries) is list and len(entries) == 1 else None
+        if type(entry) is not dict or type(entry.get("function")) is not dict:
+            return None
+        tool_index, function = entry.get("index"), entry["function"]
+        call = self._by_index.get(tool_index) if type(tool_index) is int else None
+        fragment = function.get("arguments")
+        if (
+            call is None
+            or entry.get("id") not in (None, "")
+            or function.get("name") not in (None, "")
+            or type(fragment) is not str
+        ):
+            return None
+        return "tool_calls", (call, fragment)
+
+    def _piece(self, field: str, value: Any) -> None:
+        if field == "content":
+            if value:  # (_text, inlined: the commonest chunk of all)
+                self.builder.text(_TEXT, value)
+        elif field == "tool_calls":
+            call, fragment = value
+            self._arguments(("tool", call), fragment)
+        elif field:  # a reasoning field
+            self._reasoning(value, None)
+
+    def _choice_delta(self, choice: dict[str, Any]) -> dict[str, Any]:
+        """The choice's ``delta``; for the legacy ``/v1/completions`` stream
+        (``choices[].text``, no ``delta``) the text as content. A choice with
+        neither (a non-streaming ``message``, an unknown shape) says so with
+        ``unknown_delta``, unless it only ends the choice."""
+        delta = choice.get("delta")
+        if isinstance(delta, dict):
+            return delta
+        text = choice.get("text")
+        if isinstance(text, str):
+            return {"content": text}
+        if delta is not None or "message" in choice or choice.get("finish_reason") is None:
+            shape = "a non-streaming message" if "message" in choice else "no delta"
+            self.builder.diagnostic(
+                "unknown_delta", f"choice {self.choice} has {shape}", dumps_compact(choice)
+            )
+        return {}
 
     def _start(self, payload: dict[str, Any], response_id: str) -> None:
         model = as_str(payload.get("model"))
@@ -336,7 +351,9 @@ class OpenAICompletionsDecoder(Decoder):
             if type(index) is not int:
                 index = position
             if index == self.choice:
+                self.choices.selected_seen = True
                 return choice
+            self.choices.saw(index)
         return None
 
     def _progress(self, progress: dict[str, Any]) -> None:
@@ -359,21 +376,27 @@ class OpenAICompletionsDecoder(Decoder):
             self._executed_tools(executed)
         if isinstance(content, str):
             self._text(_TEXT, content)
+        elif content is not None and not isinstance(content, list):
+            self.builder.diagnostic(
+                "unknown_delta", f"content of type {type(content).__name__}", dumps_compact(content)
+            )
         for part in parts:
             part = as_dict(part)
-            if part.get("type") == "text":
+            kind = part.get("type")
+            if kind == "text":
                 self._text(_TEXT, as_str(part.get("text")))
+            elif kind != "thinking":
+                self.builder.diagnostic(
+                    "unknown_delta", f"a content part of type {kind!r}", dumps_compact(part)
+                )
         annotations = as_list(delta.get("annotations"))
         if annotations:
-            if not self.builder.has(_TEXT):
-                self.builder.open_text(_TEXT)
+            self.builder.text(_TEXT, "")
             for annotation in annotations:
                 self.builder.add_citation(_TEXT, annotation)
         refusal = delta.get("refusal")
         if isinstance(refusal, str) and refusal:
-            if not self.builder.has(_REFUSAL):
-                self.builder.open_text(_REFUSAL, refusal=True)
-            self.builder.append_text(_REFUSAL, refusal)
+            self.builder.text(_REFUSAL, refusal, refusal=True)
         for entry in as_list(delta.get("tool_calls")):
             if isinstance(entry, dict):
                 self._tool_call(entry)
@@ -385,11 +408,8 @@ class OpenAICompletionsDecoder(Decoder):
     # Blocks
 
     def _text(self, key: str, text: str) -> None:
-        if not text:
-            return
-        if not self.builder.has(key):
-            self.builder.open_text(key)
-        self.builder.append_text(key, text)
+        if text:  # an empty piece opens nothing
+            self.builder.text(key, text)
 
     def _thinking(self, delta: dict[str, Any], parts: list[Any]) -> None:
         text = ""
@@ -417,15 +437,14 @@ class OpenAICompletionsDecoder(Decoder):
         signature = None
         if details and self._details_sign:
             if self._signing_chunk:
-                signature = self._details_json()
+                signature = self.builder.merged_json(_DETAILS)
             self._signature_stale = signature is None
-        if not text and signature is None:
-            return
-        if not self.builder.has(_THINKING):
-            self.builder.open_thinking(_THINKING, text=text, signature=signature)
-            return
-        self.builder.append_thinking(_THINKING, text)
-        self.builder.set_signature(_THINKING, signature)
+        self._reasoning(text, signature)
+
+    def _reasoning(self, text: str, signature: str | None) -> None:
+        """Reasoning text (and a new signature) for the one thinking block."""
+        if text or signature is not None:
+            self.builder.thinking(_THINKING, text, signature=signature)
 
     def _merge_details(self, entries: list[Any]) -> str:
         """Merge OpenRouter ``reasoning_details`` by index; returns the
@@ -441,31 +460,13 @@ class OpenAICompletionsDecoder(Decoder):
                 text += as_str(entry.get(field))
             if kind == "reasoning.encrypted" or as_str(entry.get("signature")):
                 self._details_sign = self._signing_chunk = True
-            _merge_by_index(
-                self._details, self._detail_pos, entry, DETAIL_TEXT_FIELDS, self._detail_pieces
-            )
+            self.builder.merge_entry(_DETAILS, entry, text_fields=DETAIL_TEXT_FIELDS)
         return text
-
-    def _details_json(self) -> str:
-        """The merged ``reasoning_details``, serialised (a thinking signature)."""
-        for (position, field), pieces in self._detail_pieces.items():
-            self._details[position][field] = "".join(pieces)
-        self._detail_pieces.clear()
-        return dumps_compact(self._details)
 
     def _executed_tools(self, entries: list[Any]) -> None:
         """Groq compound ``executed_tools``: one provider block, entries merged
         by index (a later entry replaces fields one by one)."""
-        for entry in entries:
-            if isinstance(entry, dict):
-                _merge_by_index(self._executed, self._executed_pos, entry)
-        if not self.builder.has(_EXECUTED):
-            # The block's data shares the merged list (its entries are this
-            # decoder's own copies), so later entries reach it without copying
-            # every entry on every chunk.
-            self.builder.open_provider(
-                _EXECUTED, "executed_tools", {"executed_tools": self._executed}
-            )
+        self.builder.provider_entries(_EXECUTED, "executed_tools", "executed_tools", entries)
 
     def _tool_call(self, entry: dict[str, Any]) -> None:
         index = entry.get("index")
@@ -501,10 +502,7 @@ class OpenAICompletionsDecoder(Decoder):
     def _function_call(self, function_call: dict[str, Any]) -> None:
         """Legacy ``delta.function_call``: one call, never an id."""
         name = as_str(function_call.get("name"))
-        if not self.builder.has(_FUNCTION_CALL):
-            self.builder.open_tool_call(_FUNCTION_CALL, name=name or None, synthesize_id=True)
-        else:
-            self.builder.set_tool_identity(_FUNCTION_CALL, name=name or None)
+        self.builder.tool_call(_FUNCTION_CALL, name=name or None, synthesize_id=True)
         self._arguments(_FUNCTION_CALL, function_call.get("arguments"))
 
     def _arguments(self, key: Any, arguments: Any) -> None:
@@ -519,15 +517,15 @@ class OpenAICompletionsDecoder(Decoder):
     def _before_terminal(self) -> None:
         """Perplexity's citations join the text block just before the end;
         the reasoning_details signature is brought up to date."""
+        self.choices.check(self.builder, "choice")
         if self.builder.closed:
             return
         if self._signature_stale and self.builder.has(_THINKING):
-            self.builder.set_signature(_THINKING, self._details_json())
+            self.builder.set_signature(_THINKING, self.builder.merged_json(_DETAILS))
             self._signature_stale = False
         if not self._citations:
             return
-        if not self.builder.has(_TEXT):
-            self.builder.open_text(_TEXT)
+        self.builder.text(_TEXT, "")
         for citation in self._citations:
             self.builder.add_citation(
                 _TEXT, {"type": "url", "url": citation} if isinstance(citation, str) else citation
@@ -546,39 +544,3 @@ class OpenAICompletionsDecoder(Decoder):
     def end_of_input(self) -> None:
         self._before_terminal()
         super().end_of_input()
-
-
-def _merge_by_index(
-    merged: list[dict[str, Any]],
-    positions: dict[Any, int],
-    entry: dict[str, Any],
-    text_fields: frozenset[str] = frozenset(),
-    pieces: dict[tuple[int, str], list[str]] | None = None,
-) -> None:
-    """Merge ``entry`` into the entry with the same ``index`` (or append it):
-    any non-null field replaces, except that ``text_fields`` concatenate. The
-    text to add is kept in ``pieces`` (given with ``text_fields``),
-    (position, field) -> pieces with the merged entry's value first, for the
-    caller to join when it reads ``merged``: amortised O(len(value)) per
-    entry, however long the text."""
-    index = entry.get("index")
-    key = index if type(index) is int else None
-    position = positions.get(key) if key is not None else None
-    if position is None:
-        if key is not None:
-            positions[key] = len(merged)
-        merged.append(dict(entry))
-        return
-    current = merged[position]
-    for field, value in entry.items():
-        if (
-            pieces is not None
-            and field in text_fields
-            and isinstance(value, str)
-            and isinstance(current.get(field), str)
-        ):
-            pieces.setdefault((position, field), [current[field]]).append(value)
-        elif value is not None:
-            current[field] = value
-            if pieces is not None:
-                pieces.pop((position, field), None)

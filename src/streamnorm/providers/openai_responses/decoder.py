@@ -19,7 +19,9 @@ from typing import Any, ClassVar
 
 from ..._json import dumps_compact
 from ...messages import StopReason, Usage
-from ..base import Decoder, as_dict, as_int, as_list, as_str
+from ..base import Decoder, as_dict, as_int, as_list, as_str, error_of
+from .wire import client_call_id, output_call_id
+from .wire import item_signature as _signature
 
 __all__ = ["OpenAIResponsesDecoder", "to_usage"]
 
@@ -33,13 +35,6 @@ STOP_TABLE: dict[str, StopReason | None] = {
     "content_filter": StopReason.CONTENT_FILTER,
     "failed": None,
 }
-
-#: Items the client executes although they are not JSON-argument function
-#: calls: kept as ``ProviderBlock``s that count as tool calls. A ``shell_call``
-#: counts only while its ``shell_call_output`` is not in the same response.
-_CLIENT_TOOL_ITEMS = frozenset(
-    ("custom_tool_call", "apply_patch_call", "computer_call", "local_shell_call", "shell_call")
-)
 
 _TEXT_PARTS = {"output_text": "text", "refusal": "refusal"}
 
@@ -86,11 +81,6 @@ def _item_key(output_index: Key) -> Key:
     return ("item", output_index)
 
 
-def _signature(fields: dict[str, Any]) -> str | None:
-    present = {k: v for k, v in fields.items() if isinstance(v, str) and v}
-    return dumps_compact(present) if present else None
-
-
 def _index(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -105,8 +95,10 @@ class OpenAIResponsesDecoder(Decoder):
         super().__init__(builder, choice)
         self._items: dict[Key, _Item] = {}
         self._by_id: dict[str, Key] = {}
-        self._shell_calls: dict[str, Key] = {}
-        self._shell_outputs: set[str] = set()
+        #: Items that wait for the client (``wire.client_call_id``), by call
+        #: id, and the call ids whose output came in this response.
+        self._client_calls: dict[str, Key] = {}
+        self._answered: set[str] = set()
 
     def handle(self, event: str, payload: dict[str, Any]) -> None:
         kind = payload.get("type")
@@ -148,28 +140,23 @@ class OpenAIResponsesDecoder(Decoder):
         raw = status
         if status == "incomplete":
             raw = as_str(as_dict(response.get("incomplete_details")).get("reason")) or status
-        error = as_dict(response.get("error"))
-        self.builder.set_stop_reason(raw, error_reason=as_str(error.get("message")) or None)
+        reason, _ = error_of(as_dict(response.get("error")), default="")
+        self.builder.set_stop_reason(raw, error_reason=reason or None)
         self.builder.finish()
 
     def _failed(self, payload: dict[str, Any]) -> None:
         response = as_dict(payload.get("response"))
         self._identify(response)
         self._usage(response)
-        error = as_dict(response.get("error"))
+        reason, code = error_of(as_dict(response.get("error")), default="response failed")
         self.builder.set_stop_reason(as_str(response.get("status")) or "failed")
-        self.builder.fail(
-            "upstream",
-            as_str(error.get("message")) or "response failed",
-            _code(error.get("code")) or _code(error.get("type")),
-        )
+        self.builder.fail("upstream", reason, code)
 
     def _error(self, payload: dict[str, Any]) -> None:
         """``error``: code and message at the top level or under ``error``."""
-        error = as_dict(payload.get("error"))
-        code = _code(payload.get("code")) or _code(error.get("code")) or _code(error.get("type"))
-        reason = as_str(payload.get("message")) or as_str(error.get("message")) or "error event"
-        self.builder.fail("upstream", reason, code)
+        top_reason, top_code = error_of(payload, default="", codes=("code",))
+        reason, code = error_of(as_dict(payload.get("error")), default="error event")
+        self.builder.fail("upstream", top_reason or reason, top_code or code)
 
     # ------------------------------------------------------------------
     # Output items
@@ -221,26 +208,23 @@ class OpenAIResponsesDecoder(Decoder):
             if isinstance(eager, str):
                 b.append_arguments(key, eager)
         else:
-            call_id = as_str(item.get("call_id"))
-            client_tool = kind in _CLIENT_TOOL_ITEMS
-            if kind == "shell_call":
-                client_tool = call_id not in self._shell_outputs
-                if call_id:
-                    self._shell_calls[call_id] = key
-            b.open_provider(key, kind, item, client_tool=client_tool)
-            if kind == "shell_call_output":
-                self._shell_output(call_id)
+            b.open_provider(key, kind, item)
+            self._classify(key, item)
         return state
 
-    def _shell_output(self, call_id: str) -> None:
-        """A hosted shell call comes with its output: the client has nothing
-        to execute."""
-        if not call_id:
-            return
-        self._shell_outputs.add(call_id)
-        key = self._shell_calls.get(call_id)
-        if key is not None:
-            self.builder.set_client_tool(key, False)
+    def _classify(self, key: Key, item: dict[str, Any]) -> None:
+        """Whether a provider item waits for the client (``wire.py``): it
+        counts as a tool call until its output arrives in the same response."""
+        call_id = client_call_id(item)
+        if call_id is not None:
+            self._client_calls[call_id] = key
+        self.builder.set_client_tool(key, call_id is not None and call_id not in self._answered)
+        answered = output_call_id(item)
+        if answered is not None:
+            self._answered.add(answered)
+            call_key = self._client_calls.get(answered)
+            if call_key is not None:
+                self.builder.set_client_tool(call_key, False)
 
     def _complete_item(self, index: Key, item: dict[str, Any]) -> None:
         """``output_item.done`` (or the terminal response's copy of the item):
@@ -272,8 +256,7 @@ class OpenAIResponsesDecoder(Decoder):
                 return
         elif b.kind(key) == "provider":
             b.set_provider_data(key, item)
-            if kind == "shell_call_output":
-                self._shell_output(as_str(item.get("call_id")))
+            self._classify(key, item)
         for part_key in state.part_keys:
             b.end_block(part_key)
         if kind != "message":
@@ -493,14 +476,6 @@ class OpenAIResponsesDecoder(Decoder):
         key = self._arguments_key(payload)
         if key is not None and arguments:
             self.builder.reconcile(key, arguments, "arguments_mismatch")
-
-
-def _code(value: Any) -> str | None:
-    if isinstance(value, str):
-        return value or None
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return None
 
 
 OpenAIResponsesDecoder._handlers = {

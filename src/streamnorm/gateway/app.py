@@ -1,0 +1,154 @@
+"""``create_app(config)``: the gateway as one ASGI application.
+
+Endpoints: the four front doors (``doors.py``), ``GET /v1/models`` (in the
+OpenAI shape, or the Anthropic one for a client that sends
+``anthropic-version``), ``GET /healthz`` and ``GET /metrics``.
+
+Checks, in order, each answered in the client's API: the client key (401),
+the concurrency limit (429), the body size (413), the body itself (400),
+the model (404). The app holds no state between requests beyond counters,
+so any number of workers can serve the same conversations.
+"""
+
+from __future__ import annotations
+
+import hmac
+import uuid
+from typing import Any
+
+from .._json import dumps_compact
+from .config import GatewayConfig
+from .doors import find_door, parse_call, presented_keys
+from .errors import GatewayError, error_body, redact
+from .exchange import ClientGone, Exchange, Receive, Scope, Send
+from .proxy import Proxy
+from .telemetry import LOGGER, Metrics, RequestRecord
+from .upstream import Clients
+
+__all__ = ["Gateway", "create_app"]
+
+_JSON = "application/json"
+
+
+def create_app(config: GatewayConfig) -> Gateway:
+    """The ASGI application serving ``config``'s routes."""
+    return Gateway(config)
+
+
+class Gateway:
+    """The ASGI callable; one per worker process."""
+
+    def __init__(self, config: GatewayConfig) -> None:
+        self.config = config
+        self.metrics = Metrics()
+        self._secrets = config.secrets()
+        self._clients = Clients()
+        self._proxy = Proxy(config, self._clients.get)
+        self._in_flight = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+        elif scope["type"] == "http":
+            await self._http_request(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                self._clients.open()
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self._clients.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _http_request(self, scope: Scope, receive: Receive, send: Send) -> None:
+        record = RequestRecord(f"req_{uuid.uuid4().hex}", scope["method"], scope["path"])
+        ex = Exchange(scope, receive, send, record)
+        try:
+            await self._dispatch(ex)
+        except GatewayError as exc:
+            await self._fail(ex, exc)
+        except ClientGone:
+            record.disconnected = True
+        finally:
+            record.finish()
+            LOGGER.info(record.line())
+            self.metrics.observe(record)
+
+    async def _fail(self, ex: Exchange, exc: GatewayError) -> None:
+        message = redact(exc.message, self._secrets)
+        ex.record.status, ex.record.error = exc.status, message
+        if ex.started:  # pragma: no cover - relays end their own streams
+            return
+        api = ex.record.client_api or "openai-completions"
+        body = error_body(
+            api, exc.status, message, param=exc.param, request_id=ex.record.request_id
+        )
+        try:
+            await ex.respond(exc.status, _JSON, body)
+        except ClientGone:
+            ex.record.disconnected = True
+
+    async def _dispatch(self, ex: Exchange) -> None:
+        door = find_door(ex.method, ex.path)
+        if door is not None:
+            ex.record.client_api = door.api
+            self._authorize(presented_keys(door.api, ex.headers, ex.query))
+            if self._in_flight >= self.config.max_concurrency:
+                raise GatewayError(429, "the gateway is serving its maximum of concurrent requests")
+            self._in_flight += 1
+            try:
+                raw = await ex.read_body(self.config.max_body_bytes)
+                call = parse_call(door, raw, ex.query)
+                ex.record.model, ex.record.stream = call.model, call.stream
+                if self.config.log_content:
+                    ex.record.content = {"request": raw.decode("utf-8", "replace")}
+                await self._proxy.handle(ex, call)
+            finally:
+                self._in_flight -= 1
+        elif ex.method == "GET" and ex.path == "/healthz":
+            await ex.respond(200, _JSON, b'{"status":"ok"}')
+        elif ex.method == "GET" and ex.path == "/metrics":
+            body, content_type = self.metrics.render()
+            await ex.respond(200, content_type, body)
+        elif ex.method == "GET" and ex.path == "/v1/models":
+            await self._models(ex)
+        else:
+            raise GatewayError(404, f"no endpoint {ex.method} {ex.path}")
+
+    def _authorize(self, presented: list[str]) -> None:
+        if not self.config.keys:
+            return
+        # compare_digest on every configured key: the time taken says nothing
+        # about which key, or how much of one, matched.
+        ok = False
+        for key in presented:
+            for expected in self.config.keys:
+                ok |= hmac.compare_digest(key.encode(), expected.encode())
+        if not ok:
+            raise GatewayError(401, "a valid gateway key is required")
+
+    async def _models(self, ex: Exchange) -> None:
+        anthropic = "anthropic-version" in ex.headers
+        ex.record.client_api = "anthropic-messages" if anthropic else "openai-completions"
+        keys = [*presented_keys("anthropic-messages", ex.headers, ex.query)]
+        keys += presented_keys("google-generative-ai", ex.headers, ex.query)
+        self._authorize(keys)
+        names = self.config.listed_models()
+        body: dict[str, Any]
+        data: list[dict[str, Any]]
+        if anthropic:
+            data = [
+                {"type": "model", "id": n, "display_name": n, "created_at": "1970-01-01T00:00:00Z"}
+                for n in names
+            ]
+            first, last = (names[0], names[-1]) if names else (None, None)
+            body = {"data": data, "has_more": False, "first_id": first, "last_id": last}
+        else:
+            data = [
+                {"id": n, "object": "model", "created": 0, "owned_by": "streamnorm"} for n in names
+            ]
+            body = {"object": "list", "data": data}
+        await ex.respond(200, _JSON, dumps_compact(body).encode())

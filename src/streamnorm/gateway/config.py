@@ -1,0 +1,287 @@
+"""The gateway's configuration: upstreams, routes from model globs, limits.
+
+A TOML file (``gateway.toml``) holds three parts::
+
+    [gateway]
+    keys_env = "STREAMNORM_GATEWAY_KEYS"   # comma-separated client keys
+    max_body_bytes = 10485760
+    max_concurrency = 256
+
+    [upstreams.claude]
+    api = "anthropic-messages"
+    base_url = "https://api.anthropic.com"
+    api_key_env = "ANTHROPIC_API_KEY"
+
+    [[routes]]
+    models = ["claude-*"]
+    upstreams = ["claude"]
+
+Secrets never live in the file: it names the environment variables that hold
+them, read once when the app is built. A client's model picks a route by the
+first matching glob; the route's upstreams are tried in order. Every URL the
+gateway ever calls is a configured ``base_url``, so a client cannot make it
+call anywhere else.
+
+Every mistake raises ``ValueError`` naming the key (``upstreams.claude.api``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..apis import APIS, resolve_spoken_api
+from ..integrations.hosts import provider_for_url
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - the gateway extra installs tomli on 3.10
+    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+
+__all__ = ["GatewayConfig", "Route", "Upstream", "load_config", "parse_config"]
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+@dataclass(frozen=True, slots=True)
+class Upstream:
+    """One server the gateway forwards to.
+
+    ``model`` replaces the client's model name when set. ``api_key`` is read
+    from ``api_key_env`` when the configuration is loaded; it is excluded from
+    ``repr`` so that it cannot reach a log by accident. An upstream whose
+    variable is unset is skipped like an unreachable one (``missing_key``), so
+    one file can name more hosts than a deployment has keys for. ``provider``
+    defaults to the host of ``base_url`` (``integrations.hosts``): it issues
+    the opaque state of its answers, which sanitize returns to that host only.
+    """
+
+    name: str
+    api: str
+    base_url: str
+    api_key_env: str | None = None
+    model: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    timeout: float = 600.0
+    connect_timeout: float = 10.0
+    provider: str | None = None
+    api_key: str | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.provider is None:
+            object.__setattr__(self, "provider", provider_for_url(self.base_url))
+
+    @property
+    def missing_key(self) -> bool:
+        return self.api_key_env is not None and not self.api_key
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Model-name globs and the upstreams that serve them, in fallback order."""
+
+    models: tuple[str, ...]
+    upstreams: tuple[Upstream, ...]
+
+    def matches(self, model: str) -> bool:
+        return any(fnmatch.fnmatchcase(model, glob) for glob in self.models)
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayConfig:
+    """Everything ``create_app`` needs; built by :func:`parse_config`.
+
+    ``keys`` are the client keys (empty: no authentication);
+    ``max_body_bytes`` bounds a request body (413 beyond it);
+    ``max_concurrency`` bounds the requests one worker serves at once (429
+    beyond it); ``log_content`` adds the request and response bodies to the
+    log line (off by default: content stays out of logs).
+    """
+
+    routes: tuple[Route, ...]
+    keys: frozenset[str] = field(default=frozenset(), repr=False)
+    max_body_bytes: int = 10 * 1024 * 1024
+    max_concurrency: int = 256
+    log_content: bool = False
+
+    def route(self, model: str) -> Route | None:
+        """The first route whose globs match ``model``; None: unknown model."""
+        return next((r for r in self.routes if r.matches(model)), None)
+
+    def listed_models(self) -> list[str]:
+        """The model names the routes spell out (globs cannot be listed)."""
+        seen: dict[str, None] = {}
+        for route in self.routes:
+            for glob in route.models:
+                if not _GLOB_CHARS & set(glob):
+                    seen.setdefault(glob, None)
+        return list(seen)
+
+    def secrets(self) -> list[str]:
+        """Every key the gateway holds, for redaction."""
+        ups = {u.name: u for r in self.routes for u in r.upstreams}
+        return [k for k in (*self.keys, *(u.api_key for u in ups.values())) if k]
+
+
+def load_config(
+    path: str | os.PathLike[str], env: Mapping[str, str] | None = None
+) -> GatewayConfig:
+    """Read a TOML file (see the module docstring) into a ``GatewayConfig``."""
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: not valid TOML: {exc}") from None
+    return parse_config(data, env)
+
+
+def parse_config(data: Mapping[str, Any], env: Mapping[str, str] | None = None) -> GatewayConfig:
+    """Build a ``GatewayConfig`` from parsed TOML; ``env`` defaults to os.environ."""
+    env = os.environ if env is None else env
+    _only(data, "", {"gateway", "upstreams", "routes"})
+    gateway = _table(data, "gateway", "gateway")
+    _only(gateway, "gateway.", {"keys_env", "max_body_bytes", "max_concurrency", "log_content"})
+    ups_table = _table(data, "upstreams", "upstreams")
+    upstreams = {
+        name: _upstream(name, _table(ups_table, name, f"upstreams.{name}"), env)
+        for name in ups_table
+    }
+    routes_list = data.get("routes", [])
+    if not isinstance(routes_list, list) or not routes_list:
+        raise ValueError("routes: a non-empty array of [[routes]] tables is required")
+    routes = tuple(_route(i, r, upstreams) for i, r in enumerate(routes_list))
+    return GatewayConfig(
+        routes=routes,
+        keys=_keys(gateway, env),
+        max_body_bytes=_positive_int(gateway, "max_body_bytes", "gateway.", 10 * 1024 * 1024),
+        max_concurrency=_positive_int(gateway, "max_concurrency", "gateway.", 256),
+        log_content=_bool(gateway, "log_content", "gateway.", False),
+    )
+
+
+def _upstream(name: str, table: Mapping[str, Any], env: Mapping[str, str]) -> Upstream:
+    where = f"upstreams.{name}."
+    _only(
+        table,
+        where,
+        {
+            "api",
+            "base_url",
+            "api_key_env",
+            "model",
+            "headers",
+            "timeout",
+            "connect_timeout",
+            "provider",
+        },
+    )
+    api_name = _str(table, "api", where, required=True)
+    assert api_name is not None
+    try:
+        api = resolve_spoken_api(api_name)
+    except ValueError:
+        raise ValueError(f"{where}api: {api_name!r} is not one of {', '.join(APIS)}") from None
+    base_url = _str(table, "base_url", where, required=True)
+    assert base_url is not None
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query:
+        raise ValueError(f"{where}base_url: {base_url!r} must be an http(s) URL without a query")
+    key_env = _str(table, "api_key_env", where)
+    key = (env.get(key_env) or None) if key_env else None
+    headers = _table(table, "headers", f"{where}headers")
+    for hname, value in headers.items():
+        if not isinstance(value, str):
+            raise ValueError(f"{where}headers.{hname}: must be a string")
+    return Upstream(
+        name=name,
+        api=api,
+        base_url=base_url.rstrip("/"),
+        api_key_env=key_env,
+        model=_str(table, "model", where),
+        headers=tuple((k.lower(), v) for k, v in headers.items()),
+        timeout=_positive_float(table, "timeout", where, 600.0),
+        connect_timeout=_positive_float(table, "connect_timeout", where, 10.0),
+        provider=_str(table, "provider", where),
+        api_key=key,
+    )
+
+
+def _route(i: int, table: Any, upstreams: Mapping[str, Upstream]) -> Route:
+    where = f"routes[{i}]."
+    if not isinstance(table, Mapping):
+        raise ValueError(f"routes[{i}]: must be a table")
+    _only(table, where, {"models", "upstreams"})
+    models = _str_list(table, "models", where)
+    names = _str_list(table, "upstreams", where)
+    unknown = [n for n in names if n not in upstreams]
+    if unknown:
+        raise ValueError(f"{where}upstreams: no [upstreams.{unknown[0]}] table")
+    return Route(tuple(models), tuple(upstreams[n] for n in names))
+
+
+def _keys(gateway: Mapping[str, Any], env: Mapping[str, str]) -> frozenset[str]:
+    keys_env = _str(gateway, "keys_env", "gateway.")
+    if keys_env is None:
+        return frozenset()
+    keys = frozenset(k.strip() for k in env.get(keys_env, "").split(",") if k.strip())
+    if not keys:
+        # Naming the variable and leaving it empty must not open the gateway.
+        raise ValueError(f"gateway.keys_env: environment variable {keys_env} holds no key")
+    return keys
+
+
+def _only(table: Mapping[str, Any], where: str, allowed: set[str]) -> None:
+    extra = sorted(set(table) - allowed)
+    if extra:
+        raise ValueError(f"{where}{extra[0]}: unknown key (expected one of {sorted(allowed)})")
+
+
+def _table(table: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
+    value = table.get(key, {})
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{where}: must be a table")
+    return value
+
+
+def _str(table: Mapping[str, Any], key: str, where: str, *, required: bool = False) -> str | None:
+    value = table.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{where}{key}: a non-empty string is required")
+    return value
+
+
+def _str_list(table: Mapping[str, Any], key: str, where: str) -> list[str]:
+    value = table.get(key)
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
+        raise ValueError(f"{where}{key}: a non-empty string or array of strings is required")
+    return value
+
+
+def _positive_int(table: Mapping[str, Any], key: str, where: str, default: int) -> int:
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"{where}{key}: a positive integer is required")
+    return value
+
+
+def _positive_float(table: Mapping[str, Any], key: str, where: str, default: float) -> float:
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ValueError(f"{where}{key}: a positive number of seconds is required")
+    return float(value)
+
+
+def _bool(table: Mapping[str, Any], key: str, where: str, default: bool) -> bool:
+    value = table.get(key, default)
+    if not isinstance(value, bool):
+        raise ValueError(f"{where}{key}: true or false is required")
+    return value

@@ -1,0 +1,105 @@
+"""One HTTP exchange over plain ASGI: read the request, send the answer.
+
+The gateway needs four things from a server and nothing more: the request
+line and headers, the body (bounded), a response started lazily with its
+first body bytes, and notice when the client goes away. A framework would
+add routing and request objects the gateway does not use, so this is the
+whole of its server interface.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+from urllib.parse import parse_qsl
+
+from .errors import GatewayError
+from .telemetry import RequestRecord
+
+__all__ = ["ClientGone", "Exchange", "Receive", "Scope", "Send"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+
+class ClientGone(Exception):
+    """The client closed its connection; nothing more can be sent to it."""
+
+
+class Exchange:
+    """The request as the gateway reads it, and the one response it sends."""
+
+    def __init__(self, scope: Scope, receive: Receive, send: Send, record: RequestRecord) -> None:
+        self.method: str = scope["method"]
+        self.path: str = scope["path"]
+        self.query: dict[str, str] = dict(
+            parse_qsl(scope.get("query_string", b"").decode("latin-1"))
+        )
+        self.headers: dict[str, str] = {}
+        for name, value in scope.get("headers", []):
+            key = name.decode("latin-1").lower()
+            text = value.decode("latin-1")
+            self.headers[key] = f"{self.headers[key]}, {text}" if key in self.headers else text
+        self.record = record
+        self._receive = receive
+        self._send = send
+        self.started = False
+        self.disconnected = False
+
+    async def read_body(self, limit: int) -> bytes:
+        """The whole body; ``GatewayError(413)`` as soon as it exceeds ``limit``."""
+        declared = self.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise GatewayError(413, f"body: larger than the limit of {limit} bytes", param="body")
+        buf = bytearray()
+        while True:
+            message = await self._receive()
+            if message["type"] == "http.disconnect":
+                self.disconnected = True
+                raise ClientGone
+            buf += message.get("body", b"")
+            if len(buf) > limit:
+                raise GatewayError(
+                    413, f"body: larger than the limit of {limit} bytes", param="body"
+                )
+            if not message.get("more_body", False):
+                return bytes(buf)
+
+    async def wait_disconnect(self) -> None:
+        """Return when the client has gone away (call after the body is read)."""
+        while True:
+            message = await self._receive()
+            if message["type"] == "http.disconnect":
+                self.disconnected = True
+                return
+
+    async def start(
+        self, status: int, content_type: str, extra: dict[str, str] | None = None
+    ) -> None:
+        headers = {"content-type": content_type, "x-request-id": self.record.request_id}
+        headers.update(extra or {})
+        self.record.status = status
+        self.started = True
+        await self._send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()],
+            }
+        )
+
+    async def write(self, chunk: bytes, *, more: bool = True) -> None:
+        if chunk:
+            self.record.first_byte()
+        try:
+            await self._send({"type": "http.response.body", "body": chunk, "more_body": more})
+        except OSError:  # the server's way of saying the client is gone
+            self.disconnected = True
+            raise ClientGone from None
+
+    async def respond(self, status: int, content_type: str, body: bytes) -> None:
+        """A whole response at once."""
+        await self.start(status, content_type, {"content-length": str(len(body))})
+        await self.write(body, more=False)

@@ -1,0 +1,92 @@
+"""The request each upstream gets: the client's own, or one re-encoded for its API.
+
+Same API: the client's body as it came (only ``model`` replaced when the
+upstream names another), the few client headers that API still needs
+(``anthropic-version``, ``anthropic-beta``), never the client's credentials.
+
+Cross API: the client's request decoded once to a canonical ``Request``
+(``decode_request``; a bad body is a 400 naming the field), then per upstream
+given the upstream's model and encoded for its API (``encode_request``, which
+sanitizes the history for that target first).
+
+Wherever a model name becomes part of a URL path (Gemini), it must be a plain
+name (``doors.PATH_MODEL``), so no model can reach another path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .._json import dumps_compact
+from ..codec import decode_request, encode_request
+from ..request import Request
+from .config import Upstream
+from .doors import PATH_MODEL, ClientCall
+from .errors import GatewayError
+from .upstream import Outgoing
+
+__all__ = ["ClientRequest", "same_api_request"]
+
+_FORWARDED = {"anthropic-messages": ("anthropic-version", "anthropic-beta")}
+_PATHS = {
+    "anthropic-messages": "/v1/messages",
+    "openai-responses": "/v1/responses",
+    "openai-completions": "/v1/chat/completions",
+}
+_GEMINI_METHODS = {True: "streamGenerateContent", False: "generateContent"}
+
+
+def _path_model(model: str) -> str:
+    if not PATH_MODEL.fullmatch(model):
+        raise GatewayError(400, f"model: {model!r} is not a model name", param="model")
+    return model
+
+
+def same_api_request(call: ClientCall, up: Upstream, headers: dict[str, str]) -> Outgoing:
+    """The client's own request, for an upstream of the same API."""
+    model = up.model or call.model
+    forwarded = {h: headers[h] for h in _FORWARDED.get(call.api, ()) if h in headers}
+    if call.api == "google-generative-ai":
+        path = f"/{call.door.version}/models/{_path_model(model)}:{_GEMINI_METHODS[call.stream]}"
+        return Outgoing(path + ("?alt=sse" if call.sse else ""), forwarded, call.raw)
+    body = call.raw
+    if model != call.model:
+        body = dumps_compact({**call.body, "model": model}).encode()
+    return Outgoing(_PATHS[call.api], forwarded, body)
+
+
+class ClientRequest:
+    """A client call and its canonical form, decoded on first need."""
+
+    def __init__(self, call: ClientCall, path: str, headers: dict[str, str]) -> None:
+        self.call = call
+        self._path = path
+        self._headers = headers
+        self._canonical: Request | None = None
+
+    def canonical(self) -> Request:
+        if self._canonical is None:
+            try:
+                self._canonical = decode_request(
+                    self.call.body, self.call.api, path=self._path, headers=self._headers
+                )
+            except ValueError as exc:
+                message = str(exc)
+                field = message.split(":", 1)[0] if ":" in message else None
+                raise GatewayError(400, message, param=field) from None
+        return self._canonical
+
+    def for_upstream(self, up: Upstream) -> Outgoing:
+        """What ``up`` is sent: the same request, or the translated one."""
+        if up.api == self.call.api:
+            return same_api_request(self.call, up, self._headers)
+        request = dataclasses.replace(
+            self.canonical(), model=up.model or self.call.model, stream=self.call.stream
+        )
+        if up.api == "google-generative-ai":
+            _path_model(request.model or "")
+        try:
+            wire = encode_request(request, up.api, provider=up.provider)
+        except ValueError as exc:  # the request cannot be said in the upstream's API
+            raise GatewayError(400, str(exc)) from None
+        return Outgoing(wire.path, dict(wire.headers), dumps_compact(wire.body).encode())

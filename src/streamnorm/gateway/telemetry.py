@@ -1,0 +1,133 @@
+"""One JSON log line per request, and Prometheus metrics.
+
+The log line names the request (id, worker process, client API, model,
+upstream, status, tokens, time to first byte, duration) and never its content: bodies are
+added only when the configuration's ``log_content`` says so. Secrets cannot
+reach it: the record holds no header, and the gateway's messages are
+redacted before they are stored.
+
+Metrics live in a registry of their own per app (several apps in one process
+do not collide). Under several workers each process counts its own; with
+``PROMETHEUS_MULTIPROC_DIR`` set, prometheus_client's multiprocess mode sums
+them (docs/gateway.md).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from dataclasses import asdict, dataclass, field
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+
+from ..messages import Usage
+
+__all__ = ["LOGGER", "Metrics", "RequestRecord"]
+
+LOGGER = logging.getLogger("streamnorm.gateway")
+
+_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
+
+
+@dataclass(slots=True)
+class RequestRecord:
+    """What one request did, filled in as it goes; logged once at its end."""
+
+    request_id: str
+    method: str
+    path: str
+    worker: int = field(default_factory=os.getpid)
+    client_api: str | None = None
+    model: str | None = None
+    stream: bool | None = None
+    upstream: str | None = None
+    upstream_api: str | None = None
+    attempts: list[str] = field(default_factory=list)
+    status: int = 0
+    error: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    ttfb_ms: float | None = None
+    duration_ms: float = 0.0
+    disconnected: bool = False
+    content: dict[str, str] | None = None
+    started: float = field(default_factory=time.perf_counter, repr=False)
+
+    def count(self, usage: Usage) -> None:
+        self.input_tokens = usage.input_tokens
+        self.output_tokens = usage.output_tokens
+        self.cache_read_tokens = usage.cache_read_tokens
+
+    def first_byte(self) -> None:
+        if self.ttfb_ms is None:
+            self.ttfb_ms = round((time.perf_counter() - self.started) * 1000, 3)
+
+    def finish(self) -> None:
+        self.duration_ms = round((time.perf_counter() - self.started) * 1000, 3)
+
+    def line(self) -> str:
+        data = asdict(self)
+        del data["started"]
+        if data["content"] is None:
+            del data["content"]
+        return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
+class Metrics:
+    """Request, token and latency metrics by route (client API → upstream)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        labels = ("client_api", "upstream", "status")
+        self.requests = Counter(
+            "streamnorm_gateway_requests", "Requests answered", labels, registry=self.registry
+        )
+        self.tokens = Counter(
+            "streamnorm_gateway_tokens",
+            "Tokens billed by upstreams",
+            ("client_api", "upstream", "direction"),
+            registry=self.registry,
+        )
+        route = ("client_api", "upstream")
+        self.duration = Histogram(
+            "streamnorm_gateway_request_duration_seconds",
+            "Time from request to the end of the response",
+            route,
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.ttfb = Histogram(
+            "streamnorm_gateway_time_to_first_byte_seconds",
+            "Time from request to the first response body byte",
+            route,
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+
+    def observe(self, record: RequestRecord) -> None:
+        api = record.client_api or "none"
+        upstream = record.upstream or "none"
+        self.requests.labels(api, upstream, str(record.status)).inc()
+        self.tokens.labels(api, upstream, "input").inc(record.input_tokens)
+        self.tokens.labels(api, upstream, "output").inc(record.output_tokens)
+        self.duration.labels(api, upstream).observe(record.duration_ms / 1000)
+        if record.ttfb_ms is not None:
+            self.ttfb.labels(api, upstream).observe(record.ttfb_ms / 1000)
+
+    def render(self) -> tuple[bytes, str]:
+        """The exposition text and its content type."""
+        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            registry = CollectorRegistry()
+            multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+            return generate_latest(registry), CONTENT_TYPE_LATEST
+        return generate_latest(self.registry), CONTENT_TYPE_LATEST

@@ -1,0 +1,91 @@
+"""The cross-API route's stream: upstream bytes ─► normalize ─► encode for the client.
+
+``Translate`` is a relay (see ``relay.py``): the upstream API's normalizer
+turns each chunk into canonical events, and the client API's stream encoder
+turns those into the bytes the client's own server would have sent. Both are
+sans-IO and linear in the bytes, so the relay is too.
+
+The normalizer records the *upstream's* api, host and model on the message,
+so that the encoder wraps the upstream's opaque reasoning state in an
+envelope naming its issuer (encoding.md §9); the client gets back the model
+name it asked for.
+
+A Gemini client that streams without ``alt=sse`` expects one JSON array
+rather than SSE; ``JsonArray`` reframes the encoder's events into it.
+"""
+
+from __future__ import annotations
+
+from ..apis import resolve_api
+from ..encoder import StreamEncoder
+from ..events import Event
+from ..messages import AssistantMessage
+from ..normalizer import StreamNormalizer
+from ..sse import SSEDecoder
+
+__all__ = ["JsonArray", "Translate"]
+
+
+class JsonArray:
+    """SSE events in, the elements of one streamed JSON array out (``[{…},\\r\\n{…}]``)."""
+
+    def __init__(self) -> None:
+        self._sse = SSEDecoder()
+        self._open = False
+
+    def feed(self, data: bytes) -> bytes:
+        out = bytearray()
+        for event in self._sse.feed(data):
+            out += b",\r\n" if self._open else b"["
+            out += event.data.encode()
+            self._open = True
+        return bytes(out)
+
+    def close(self) -> bytes:
+        return self.feed(b"\n\n") + (b"]" if self._open else b"[]")
+
+
+class Translate:
+    """Relay an upstream of one API to a client of another."""
+
+    def __init__(
+        self,
+        upstream_api: str,
+        client_api: str,
+        *,
+        upstream_model: str,
+        client_model: str,
+        provider: str | None,
+        sse: bool,
+        created: int,
+    ) -> None:
+        self._normalizer = StreamNormalizer(
+            resolve_api(upstream_api), model=upstream_model, provider=provider
+        )
+        self._encoder = StreamEncoder(
+            client_api, model=client_model, created=created, provider=provider
+        )
+        self._array = JsonArray() if client_api == "google-generative-ai" and not sse else None
+
+    @property
+    def message(self) -> AssistantMessage:
+        return self._normalizer.message
+
+    def _encode(self, events: list[Event]) -> bytes:
+        out = b"".join(self._encoder.feed(event) for event in events)
+        return self._array.feed(out) if self._array is not None and out else out
+
+    def feed(self, chunk: bytes) -> bytes:
+        return self._encode(self._normalizer.feed(chunk))
+
+    def close(self) -> bytes:
+        out = self._encode(self._normalizer.flush())
+        tail = self._encoder.close()
+        if self._array is None:
+            return out + tail
+        return out + self._array.feed(tail) + self._array.close()
+
+    def fail(self, message: str) -> bytes:
+        # The normalizer ends a stream cut short with Error(kind="truncated"),
+        # which the encoder writes as the client API's in-stream error.
+        return self.close()

@@ -1,0 +1,639 @@
+"""``google-generative-ai`` request bodies ↔ canonical requests (requests.md §1–§9.4).
+
+The model and the streaming method are in the URL path. Every part is its
+own block: a model turn keeps its part order, and each ``thoughtSignature``
+stays on the block of the part it came with (the API requires it back on
+that exact part); parts the canonical model has no block for are
+``ProviderBlock``s replayed verbatim. google-genai and hand-built clients
+send snake_case keys: they are read as the camelCase the API documents (and
+written back so). A ``thoughtSignature`` that is an envelope (encoding.md §9)
+restores the original block and its issuer.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from ..._json import dumps_compact
+from ...messages import (
+    ContentBlock,
+    DocumentBlock,
+    ImageBlock,
+    Message,
+    ProviderBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultMessage,
+    UserContent,
+    UserMessage,
+)
+from ...request import (
+    TOOL_CHOICE_MODES,
+    ProviderTool,
+    Reasoning,
+    Request,
+    ResponseFormat,
+    Tool,
+    WireRequest,
+)
+from ..codecbase import (
+    Fields,
+    Turn,
+    deep_merge,
+    embedded_json,
+    extra_for,
+    fail,
+    provider_tools,
+    tool_call,
+)
+from .wire import METADATA_BLOCKS
+
+__all__ = ["decode_request", "encode_request", "validate_body"]
+
+API = "google-generative-ai"
+
+_MODES = {"AUTO": "auto", "NONE": "none", "ANY": "required"}
+_MODES_BACK = {v: k for k, v in _MODES.items()}
+
+#: Schema ``Type`` in the order of its proto numbers (``enum-encoding=int``).
+_TYPES = ("TYPE_UNSPECIFIED", "STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT", "NULL")
+
+#: Thinking budgets for an effort level on models that take only a budget
+#: (Gemini 2.x); the documented heuristic of requests.md §7, inverted.
+_BUDGETS = {"none": 0, "minimal": 512, "low": 1024, "medium": 8192, "high": 24576}
+
+_MODEL_PATH = re.compile(r"(?:^|/)((?:tuned)?[mM]odels/[^/:?]+):(\w+)")
+
+
+def _camel(value: Any) -> Any:
+    """A structural object with snake_case keys read as camelCase (values
+    untouched: they hold schemas and arguments with keys of their own)."""
+    if not isinstance(value, dict) or not any("_" in k for k in value):
+        return value
+    return {re.sub(r"_([a-z])", lambda m: m.group(1).upper(), k): v for k, v in value.items()}
+
+
+# ---------------------------------------------------------------------------
+# Encoding
+
+
+def _media(block: ImageBlock | DocumentBlock) -> dict[str, Any]:
+    if block.data is not None:
+        return {"inlineData": {"mimeType": block.mime_type, "data": block.data}}
+    uri = block.file_id if isinstance(block, DocumentBlock) and block.url is None else block.url
+    # fileData needs a type; a URL from another api may come without one.
+    mime = block.mime_type or mimetypes.guess_type(uri or "")[0] or "application/octet-stream"
+    return {"fileData": {"mimeType": mime, "fileUri": uri}}
+
+
+def _user_part(block: UserContent) -> dict[str, Any] | None:
+    if isinstance(block, TextBlock):
+        return {"text": block.text}
+    if isinstance(block, (ImageBlock, DocumentBlock)):
+        return _media(block)
+    return dict(block.data) if block.api == API else None
+
+
+def _response(m: ToolResultMessage) -> dict[str, Any]:
+    """``functionResponse`` of a result: a JSON object result as itself,
+    other text as ``{"output": …}``, errors as ``{"error": …}``; images in
+    ``parts`` (Gemini 3 multimodal function responses)."""
+    content = m.content
+    if (
+        not isinstance(content, str)
+        and len(content) == 1
+        and isinstance(content[0], ProviderBlock)
+        and content[0].api == API
+        and content[0].kind == "functionResponse"
+    ):
+        return dict(content[0].data)  # kept verbatim
+    text = (
+        content
+        if isinstance(content, str)
+        else "".join(b.text for b in content if isinstance(b, TextBlock))
+    )
+    out: dict[str, Any] = {}
+    if m.tool_call_id:
+        out["id"] = m.tool_call_id
+    out["name"] = m.tool_name
+    if m.is_error:
+        out["response"] = {"error": text}
+    else:
+        parsed = _json_object(text)
+        out["response"] = parsed if parsed is not None else {"output": text}
+    if not isinstance(content, str):
+        media = [_media(b) for b in content if isinstance(b, (ImageBlock, DocumentBlock))]
+        if media:
+            out["parts"] = media
+    return {"functionResponse": out}
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    value = embedded_json(text)
+    return value if isinstance(value, dict) else None
+
+
+def _model_part(block: ContentBlock) -> dict[str, Any] | None:
+    if isinstance(block, ProviderBlock):
+        # Response metadata (grounding, URL context) is no part to send back.
+        keep = block.api == API and block.kind not in METADATA_BLOCKS
+        return dict(block.data) if keep else None
+    if isinstance(block, ThinkingBlock) and block.redacted:
+        return None  # no such part (requests.md §11)
+    if isinstance(block, ToolCallBlock):
+        call: dict[str, Any] = {}
+        if block.id:
+            call["id"] = block.id
+        call["name"] = block.name
+        call["args"] = dict(block.arguments)
+        part: dict[str, Any] = {"functionCall": call}
+    elif isinstance(block, ThinkingBlock):
+        part = {"text": block.thinking, "thought": True}
+    else:
+        part = {"text": block.text}
+    if block.signature is not None:
+        part["thoughtSignature"] = block.signature
+    return part
+
+
+def _contents(messages: list[Message]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+
+    def push(role: str, parts: list[dict[str, Any]]) -> None:
+        if not parts:
+            return
+        if out and out[-1]["role"] == role:
+            out[-1]["parts"].extend(parts)
+        else:
+            out.append({"role": role, "parts": parts})
+
+    for m in messages:
+        if isinstance(m, UserMessage):
+            content = m.content
+            parts = (
+                [{"text": content}]
+                if isinstance(content, str)
+                else [p for p in map(_user_part, content) if p is not None]
+            )
+            push("user", parts)
+        elif isinstance(m, ToolResultMessage):
+            push("user", [_response(m)])
+        else:
+            push("model", [p for p in map(_model_part, m.content) if p is not None])
+    return out
+
+
+def _tools(tools: list[Tool | ProviderTool]) -> list[dict[str, Any]]:
+    """Function tools in one ``functionDeclarations`` object per run, at the
+    place of the run's first; provider tools as their own objects."""
+    out: list[dict[str, Any]] = []
+    for tool in tools:
+        if isinstance(tool, ProviderTool):
+            out.append(dict(tool.data))
+            continue
+        if not out or "functionDeclarations" not in out[-1] or len(out[-1]) != 1:
+            out.append({"functionDeclarations": []})
+        out[-1]["functionDeclarations"].append(_declaration(tool))
+    return out
+
+
+def _declaration(tool: Tool) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": tool.name}
+    if tool.description:
+        out["description"] = tool.description
+    extra = extra_for(tool.extra, API)
+    if "parameters" not in extra:  # an OpenAPI-form schema the client sent wins
+        out["parametersJsonSchema"] = dict(tool.parameters)
+    return deep_merge(out, extra)
+
+
+def _thinking_config(reasoning: Reasoning, model: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if reasoning.summary is not None:
+        out["includeThoughts"] = reasoning.summary != "none"
+    # Gemini 1.x and 2.x take a budget only; later (and unknown) models a level.
+    budget_only = re.match(r"(models/)?gemini-[12]\b", model) is not None
+    effort = "none" if not reasoning.enabled else reasoning.effort
+    if reasoning.budget_tokens is not None:
+        out["thinkingBudget"] = reasoning.budget_tokens
+    elif effort is not None and not budget_only:
+        out["thinkingLevel"] = "MINIMAL" if effort == "none" else effort.upper()
+    elif effort is not None:
+        out["thinkingBudget"] = _BUDGETS.get(effort, _BUDGETS["high"])
+    return out
+
+
+def _generation_config(request: Request) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in (
+        ("maxOutputTokens", request.max_tokens),
+        ("temperature", request.temperature),
+        ("topP", request.top_p),
+        ("topK", request.top_k),
+    ):
+        if value is not None:
+            out[key] = value
+    if request.stop:
+        out["stopSequences"] = list(request.stop)
+    fmt = request.response_format
+    if fmt is not None and fmt.type != "text":
+        out["responseMimeType"] = "application/json"
+        if fmt.type == "json_schema" and fmt.schema is not None:
+            out["responseJsonSchema"] = dict(fmt.schema)
+    if request.reasoning is not None:
+        out["thinkingConfig"] = _thinking_config(request.reasoning, request.model or "")
+    return out
+
+
+def _system(system: str | tuple[TextBlock, ...]) -> dict[str, Any]:
+    texts = [system] if isinstance(system, str) else [b.text for b in system]
+    return {"role": "user", "parts": [{"text": t} for t in texts]}
+
+
+def encode_request(
+    request: Request, messages: list[Message], provider: str | None = None
+) -> WireRequest:
+    """The ``generateContent`` request for ``request`` (``messages`` already
+    sanitized): path with the model and method, body."""
+    del provider
+    body: dict[str, Any] = {"contents": _contents(messages)}
+    if request.system is not None:
+        body["systemInstruction"] = _system(request.system)
+    tools = provider_tools(request.tools, API)
+    if tools:
+        body["tools"] = _tools(tools)
+    choice = request.tool_choice
+    if choice is not None:
+        config: dict[str, Any] = (
+            {"mode": _MODES_BACK[choice]}
+            if choice in TOOL_CHOICE_MODES
+            else {"mode": "ANY", "allowedFunctionNames": [choice]}
+        )
+        body["toolConfig"] = {"functionCallingConfig": config}
+    generation = _generation_config(request)
+    if generation:
+        body["generationConfig"] = generation
+    deep_merge(body, extra_for(request.extra, API))
+    if "cachedContent" in body:
+        # The cached content holds them; sending them too is a 400 (requests.md §8.5).
+        for key in ("systemInstruction", "tools", "toolConfig"):
+            body.pop(key, None)
+    if not request.model:
+        raise ValueError("model: required for google-generative-ai (it is part of the path)")
+    model = request.model.removeprefix("models/")
+    method = "streamGenerateContent?alt=sse" if request.stream else "generateContent"
+    path = f"/v1beta/models/{model}:{method}"
+    return WireRequest("POST", path, {"content-type": "application/json"}, body)
+
+
+# ---------------------------------------------------------------------------
+# Decoding
+
+
+def _canonical_part(part: dict[str, Any]) -> UserContent | None:
+    if set(part) == {"text"} and isinstance(part["text"], str):
+        return TextBlock(part["text"])
+    media = _camel(part.get("inlineData") or part.get("fileData"))
+    if len(part) != 1 or not isinstance(media, dict):
+        return None
+    mime = str(media.get("mimeType", ""))
+    kind = ImageBlock if mime.startswith("image/") else DocumentBlock
+    if "inlineData" in part:
+        return kind(mime, media.get("data"))
+    return kind(mime, url=media.get("fileUri"))
+
+
+def _user_block(part: dict[str, Any]) -> UserContent:
+    canonical = _canonical_part(part)
+    if canonical is not None and _user_part(canonical) == _camel_media(part):
+        return canonical
+    return ProviderBlock(API, _kind(part), part)
+
+
+def _camel_media(part: dict[str, Any]) -> dict[str, Any]:
+    return {k: _camel(v) if k in ("inlineData", "fileData") else v for k, v in part.items()}
+
+
+_MODIFIERS = frozenset(("thought", "thoughtSignature", "partMetadata", "videoMetadata"))
+
+
+def _kind(part: dict[str, Any]) -> str:
+    return next((k for k in part if k not in _MODIFIERS), "unknown")
+
+
+def _result(part: dict[str, Any], where: str) -> ToolResultMessage:
+    fr = _camel(part["functionResponse"])
+    if not isinstance(fr, dict):
+        raise fail(f"{where}.functionResponse", "an object", fr)
+    call_id, name = fr.get("id") or "", fr.get("name")
+    if not isinstance(name, str) or not isinstance(call_id, str):
+        raise fail(f"{where}.functionResponse.name", "a string", name)
+    response = fr.get("response")
+    if set(fr) - {"id", "name", "response"} or not isinstance(response, dict):
+        return ToolResultMessage(call_id, name, (ProviderBlock(API, "functionResponse", fr),))
+    if set(response) == {"error"} and isinstance(response["error"], str):
+        return ToolResultMessage(call_id, name, response["error"], True)
+    if set(response) == {"output"} and isinstance(response["output"], str):
+        content = response["output"]
+        if _json_object(content) is None:
+            return ToolResultMessage(call_id, name, content)
+    return ToolResultMessage(call_id, name, dumps_compact(response))
+
+
+def _user(parts: list[Any], where: str) -> list[Message]:
+    results: list[Message] = []
+    blocks: list[UserContent] = []
+    for i, raw in enumerate(parts):
+        part = _camel(raw)
+        if not isinstance(part, dict):
+            raise fail(f"{where}[{i}]", "an object", raw)
+        if "functionResponse" in part:
+            results.append(_result(part, f"{where}[{i}]"))
+        else:
+            blocks.append(_user_block(part))
+    if blocks or not results:
+        results.append(UserMessage(tuple(blocks)))
+    return results
+
+
+def _signed(turn: Turn, block: TextBlock | ThinkingBlock | ToolCallBlock) -> ContentBlock | None:
+    """``block`` with its signature restored from an envelope (None for a carrier)."""
+    envelope = turn.opened(block.signature)
+    if envelope is None:
+        return block
+    if turn.carrier(envelope):
+        return None
+    signature = envelope.signature if isinstance(envelope.signature, str) else None
+    if envelope.kind == "redacted":
+        return ThinkingBlock("", signature, redacted=True)
+    return replace(block, signature=signature)
+
+
+def _model_block(turn: Turn, part: dict[str, Any], where: str) -> ContentBlock | None:
+    signature = part.get("thoughtSignature")
+    if not isinstance(signature, str | None):
+        raise fail(f"{where}.thoughtSignature", "a string", signature)
+    text = part.get("text")
+    call = _camel(part.get("functionCall"))
+    if isinstance(text, str) and set(part) <= {"text", "thought", "thoughtSignature"}:
+        thought = part.get("thought") is True
+        block: TextBlock | ThinkingBlock | ToolCallBlock = (
+            ThinkingBlock(text, signature) if thought else TextBlock(text, signature)
+        )
+        return _signed(turn, block)
+    if (
+        isinstance(call, dict)
+        and set(part) <= {"functionCall", "thoughtSignature"}
+        and set(call) <= {"id", "name", "args"}
+    ):
+        name = call.get("name")
+        if not isinstance(name, str):
+            raise fail(f"{where}.functionCall.name", "a string", name)
+        block = tool_call(
+            str(call.get("id") or ""), name, call.get("args"), f"{where}.args", signature
+        )
+        return _signed(turn, block)
+    return ProviderBlock(API, _kind(part), part)
+
+
+def _model(parts: list[Any], where: str, model: str | None, provider: str | None) -> Message | None:
+    turn = Turn(API, model, provider)
+    for i, raw in enumerate(parts):
+        part = _camel(raw)
+        if not isinstance(part, dict):
+            raise fail(f"{where}[{i}]", "an object", raw)
+        block = _model_block(turn, part, f"{where}[{i}]")
+        if block is not None:
+            turn.add(block)
+    return turn.message()
+
+
+def _decode_contents(value: Any, model: str | None, provider: str | None) -> list[Message]:
+    if not isinstance(value, list):
+        raise fail("contents", "an array", value)
+    out: list[Message] = []
+    for i, raw in enumerate(value):
+        content = Fields(_camel(raw), f"contents[{i}]")
+        role = content.typed("role", str) or "user"
+        parts = content.typed("parts", list) or []
+        where = f"contents[{i}].parts"
+        if role == "model":
+            message = _model(parts, where, model, provider)
+            if message is not None:
+                out.append(message)
+        elif role in ("user", "function"):
+            out.extend(_user(parts, where))
+        else:
+            raise fail(f"contents[{i}].role", '"user" or "model"', role)
+    return out
+
+
+def _json_schema(schema: Any) -> Any:
+    """An OpenAPI-subset ``Schema`` read as JSON Schema: type names in lower
+    case (numbers of ``enum-encoding=int`` named first), recursively."""
+    if isinstance(schema, list):
+        return [_json_schema(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: _json_schema(v) if k in ("items", "anyOf") else v for k, v in schema.items()}
+    kind = schema.get("type")
+    if isinstance(kind, int) and 0 <= kind < len(_TYPES):
+        kind = _TYPES[kind]
+    if isinstance(kind, str):
+        out["type"] = kind.lower()
+    if isinstance(schema.get("properties"), dict):
+        out["properties"] = {k: _json_schema(v) for k, v in schema["properties"].items()}
+    return out
+
+
+def _decode_tools(value: list[Any]) -> list[Tool | ProviderTool]:
+    tools: list[Tool | ProviderTool] = []
+    for i, raw in enumerate(value):
+        tool = _camel(raw)
+        if not isinstance(tool, dict):
+            raise fail(f"tools[{i}]", "an object", raw)
+        if set(tool) != {"functionDeclarations"}:
+            tools.append(ProviderTool(API, raw))
+            continue
+        declarations = tool["functionDeclarations"]
+        if not isinstance(declarations, list):
+            raise fail(f"tools[{i}].functionDeclarations", "an array", declarations)
+        for j, d in enumerate(declarations):
+            tools.append(_decode_declaration(d, f"tools[{i}].functionDeclarations[{j}]"))
+    return tools
+
+
+def _decode_declaration(raw: Any, where: str) -> Tool:
+    d = Fields(_camel(raw), where)
+    name = d.typed("name", str, required=True)
+    description = d.typed("description", str) or ""
+    schema = d.typed("parametersJsonSchema", dict)
+    if schema is None and isinstance(d.peek("parameters"), dict):
+        schema = _json_schema(d.peek("parameters"))  # the original stays in extra
+    rest = d.rest()
+    assert name is not None
+    return Tool(
+        name,
+        description,
+        schema if schema is not None else {"type": "object", "properties": {}},
+        extra={API: rest} if rest else None,
+    )
+
+
+def _decode_choice(body: Fields) -> str | None:
+    config = body.obj("toolConfig")
+    if config is None:
+        return None
+    calling = config.peek("functionCallingConfig")
+    calling = _camel(calling)
+    choice = None
+    if isinstance(calling, dict):
+        mode, names = calling.get("mode"), calling.get("allowedFunctionNames")
+        if set(calling) == {"mode"} and isinstance(mode, str) and mode in _MODES:
+            choice = _MODES[mode]
+        elif (
+            set(calling) == {"mode", "allowedFunctionNames"}
+            and mode == "ANY"
+            and isinstance(names, list)
+            and len(names) == 1
+            and isinstance(names[0], str)
+        ):
+            choice = names[0]
+        if choice is not None:
+            config.pop("functionCallingConfig")
+    body.put_back("toolConfig", config)
+    return choice
+
+
+def _decode_thinking(config: Fields) -> Reasoning | None:
+    thinking = config.obj("thinkingConfig")
+    if thinking is None:
+        return None
+    thinking = Fields(_camel(thinking.rest()), thinking.where)
+    include = thinking.typed("includeThoughts", bool)
+    budget = thinking.typed("thinkingBudget", int)
+    level = thinking.typed("thinkingLevel", str)
+    config.put_back("thinkingConfig", thinking)
+    summary = None if include is None else ("auto" if include else "none")
+    return Reasoning(effort=level.lower() if level else None, budget_tokens=budget, summary=summary)
+
+
+def _decode_format(config: Fields) -> ResponseFormat | None:
+    if config.peek("responseMimeType") != "application/json":
+        return None
+    config.pop("responseMimeType")
+    schema = config.typed("responseJsonSchema", dict)
+    return (
+        ResponseFormat("json_schema", schema)
+        if schema is not None
+        else ResponseFormat("json_object")
+    )
+
+
+def _model_and_stream(path: str | None) -> tuple[str | None, bool]:
+    match = _MODEL_PATH.search(path or "")
+    if match is None:
+        return None, True
+    model = match.group(1)
+    return model.split("/", 1)[1] if model.startswith("models/") else model, match.group(2) != (
+        "generateContent"
+    )
+
+
+def decode_request(
+    body: Mapping[str, Any], *, path: str | None = None, provider: str | None = None
+) -> Request:
+    """A ``generateContent`` request body as a canonical request; the model
+    and whether it streams come from ``path``."""
+    model, stream = _model_and_stream(path)
+    fields = Fields(_camel(body), "")
+    messages = _decode_contents(fields.pop("contents"), model, provider)
+    system = _decode_system(fields)
+    tools = _decode_tools(fields.typed("tools", list) or [])
+    choice = _decode_choice(fields)
+    config = fields.obj("generationConfig")
+    if config is not None:
+        config = Fields(_camel(config.rest()), "generationConfig") if config.rest() else config
+    options: dict[str, Any] = {}
+    if config is not None:
+        stop = config.typed("stopSequences", list) or []
+        options = {
+            "max_tokens": config.typed("maxOutputTokens", int),
+            "temperature": config.typed("temperature", float),
+            "top_p": config.typed("topP", float),
+            "top_k": config.typed("topK", int),
+            "stop": tuple(str(s) for s in stop),
+            "reasoning": _decode_thinking(config),
+            "response_format": _decode_format(config),
+        }
+        fields.put_back("generationConfig", config)
+    request = Request(
+        model=model,
+        messages=tuple(messages),
+        system=system,
+        tools=tuple(tools),
+        tool_choice=choice,
+        stream=stream,
+        **options,
+    )
+    rest = fields.rest()
+    return replace(request, extra={API: rest}) if rest else request
+
+
+def _decode_system(fields: Fields) -> str | tuple[TextBlock, ...] | None:
+    raw = _camel(fields.peek("systemInstruction"))
+    if raw is None:
+        return None
+    parts = raw.get("parts") if isinstance(raw, dict) else None
+    if (
+        not isinstance(parts, list)
+        or not set(raw) <= {"parts", "role"}
+        or raw.get("role", "user") != "user"
+        or not all(isinstance(p, dict) and set(p) == {"text"} for p in parts)
+    ):
+        return None  # kept verbatim in extra
+    fields.pop("systemInstruction")
+    texts = [str(p["text"]) for p in parts]
+    return texts[0] if len(texts) == 1 else tuple(TextBlock(t) for t in texts)
+
+
+# ---------------------------------------------------------------------------
+# Structural validation (requests.md §9.4)
+
+
+def validate_body(body: Mapping[str, Any]) -> list[str]:
+    """Problems Gemini would reject in an encoded body: roles other than
+    ``user``/``model``; a function-call turn that does not follow a user or
+    function-response turn; a function-call turn not answered, in the next
+    content, by as many ``functionResponse`` parts as it has calls; a
+    ``functionResponse.response`` that is not an object; ``cachedContent``
+    together with a system instruction, tools or tool config."""
+    problems: list[str] = []
+    contents = body.get("contents")
+    if not isinstance(contents, list) or not contents:
+        return ["contents: empty or missing"]
+    if "cachedContent" in body and {"systemInstruction", "tools", "toolConfig"} & set(body):
+        problems.append("cachedContent: sent with a system instruction, tools or tool config")
+    for i, content in enumerate(contents):
+        role, parts = content.get("role"), content.get("parts") or []
+        if role not in ("user", "model"):
+            problems.append(f"contents[{i}].role: {role!r}")
+        calls = sum(1 for p in parts if "functionCall" in p)
+        for p in parts:
+            fr = p.get("functionResponse")
+            if fr is not None and not isinstance(fr.get("response"), dict):
+                problems.append(f"contents[{i}]: functionResponse.response is not an object")
+        if role != "model" or not calls:
+            continue
+        if i == 0 or contents[i - 1].get("role") != "user":
+            problems.append(f"contents[{i}]: a function-call turn not after a user turn")
+        following = contents[i + 1].get("parts") or [] if i + 1 < len(contents) else []
+        answers = sum(1 for p in following if "functionResponse" in p)
+        if answers != calls:
+            problems.append(f"contents[{i}]: {calls} function calls, {answers} responses")
+    return problems

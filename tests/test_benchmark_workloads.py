@@ -1,0 +1,46 @@
+"""The benchmark workloads carry what their names say: ``tool-1MB`` one call of
+1 MB of arguments, ``text-events`` the text stream one wire event per chunk."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+
+import pytest
+
+from streamnorm import Done, normalize
+from streamnorm.apis import resolve_api
+
+from .support import REPO
+
+_spec = importlib.util.spec_from_file_location("workloads", REPO / "benchmarks" / "workloads.py")
+assert _spec is not None and _spec.loader is not None
+workloads = importlib.util.module_from_spec(_spec)
+sys.modules["workloads"] = workloads  # (its dataclasses look their module up)
+_spec.loader.exec_module(workloads)
+
+
+@pytest.mark.parametrize("api", workloads.APIS)
+def test_tool_1mb_carries_a_megabyte_of_arguments(api: str) -> None:
+    wl = workloads.synthetic_workload(api, "tool-1MB")
+    assert wl.expect is not None
+    ((name, arguments),) = wl.expect.calls
+    assert len(json.dumps(arguments, separators=(",", ":"))) >= workloads.MB
+    events = list(normalize(wl.chunks[0], resolve_api(api)))
+    end = events[-1]
+    assert isinstance(end, Done)
+    ((call,),) = [end.message.tool_calls]
+    assert (call.name, dict(call.arguments)) == (name, arguments)
+
+
+@pytest.mark.parametrize("api", workloads.APIS)
+def test_text_events_is_the_text_stream_one_wire_event_per_chunk(api: str) -> None:
+    text = workloads.synthetic_workload(api, "text", 200_000)
+    events = workloads.synthetic_workload(api, "text-events", 200_000)
+    assert events.bodies == text.bodies
+    (chunks,) = events.chunks
+    assert b"".join(chunks) == events.bodies[0]
+    blank = b"\r\n\r\n" if api == "google-generative-ai" else b"\n\n"
+    assert all(c.endswith(blank) and blank not in c[: -len(blank)] for c in chunks)
+    assert len(chunks) == events.bodies[0].count(blank)

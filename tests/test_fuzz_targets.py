@@ -1,0 +1,87 @@
+"""The fuzz targets beyond the SSE streams (``fuzz/targets.py``): a fixed
+range of seeds of each, checked in CI; longer runs are ``python -m fuzz.run
+--target all``."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from fuzz.check import InvariantError, check
+from fuzz.run import fuzz_targets
+from fuzz.targets import TARGETS
+
+from streamnorm import (
+    AssistantMessage,
+    BlockEnd,
+    Done,
+    Error,
+    Event,
+    ProviderBlock,
+    Start,
+    StopReason,
+    StreamNormalizer,
+    Usage,
+    encode_stream,
+)
+
+from .support import needs_fixtures
+
+#: Seeds per target checked here (a few seconds each).
+SEEDS = 300
+
+
+@needs_fixtures
+@pytest.mark.parametrize("name", sorted(TARGETS))
+def test_every_seed_of_the_target_holds_its_invariants(name: str) -> None:
+    counts, reports = fuzz_targets((name,), range(SEEDS))
+    assert counts[name] == SEEDS
+    assert not reports, "\n".join(reports[:3])
+
+
+@needs_fixtures
+def test_a_broken_rule_is_reported_with_its_replay(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(case: object) -> None:
+        raise InvariantError("made_up", "for the test")
+
+    monkeypatch.setitem(
+        TARGETS,
+        "requests",
+        TARGETS["requests"].__class__("requests", TARGETS["requests"].generate, broken),
+    )
+    counts, reports = fuzz_targets(("requests",), [7])
+    assert counts["requests"] == 1 and len(reports) == 1
+    assert "seed 7 broke made_up" in reports[0]
+    assert "python -m fuzz.run --target requests --seed 7 --count 1" in reports[0]
+
+
+def test_the_same_seed_makes_the_same_input() -> None:
+    for target in TARGETS.values():
+        assert target.generate(random.Random(5)) == target.generate(random.Random(5))
+
+
+def test_bytes_after_a_json_array_give_the_same_error_in_any_chunks() -> None:
+    """Found by the ``framings`` target: the reason quoted what had arrived of
+    the bytes after ``]``, so it changed with the chunking."""
+    data = b'[{"candidates": [{"content": {"parts": [{"text": "hi"}]}}]}],\n  "usage": {}'
+    check(data, "auto", {}, split_seed=1)
+    end = StreamNormalizer("google-generative-ai").feed(data)[-1]
+    assert isinstance(end, Error) and end.kind == "protocol"
+    assert end.reason == "unexpected byte after the array: b','"
+
+
+def test_a_responses_item_that_lost_its_type_is_encoded_with_its_kind() -> None:
+    """Found by the ``encoders`` target: a provider item whose ``type`` a
+    mutated stream dropped made the Responses encoder raise ``KeyError``."""
+    item = ProviderBlock("openai-responses", "web_search_call", {"id": "ws_1", "status": "done"})
+    message = AssistantMessage(
+        (item,), "openai-responses", "m", StopReason.STOP, "completed", Usage(), "resp_1"
+    )
+    events: list[Event] = [
+        Start("openai-responses", "m", "resp_1"),
+        BlockEnd(0, item),
+        Done(message),
+    ]
+    encoded = b"".join(encode_stream(events, "openai-responses"))
+    check(encoded, "openai-responses", {}, split_seed=3)
+    assert b'"type":"web_search_call","id":"ws_1"' in encoded.replace(b" ", b"")

@@ -1,0 +1,182 @@
+"""The gateway's TOML configuration: routes, keys from the environment, mistakes named."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from streamnorm.gateway import create_app, load_config, parse_config
+from streamnorm.gateway.telemetry import LOGGER
+
+from .support import REPO
+
+ENV = {"K": "up-secret", "GW": "a, b ,,"}
+
+
+def config(**over: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "gateway": {"keys_env": "GW"},
+        "upstreams": {
+            "one": {"api": "anthropic", "base_url": "http://127.0.0.1:1/", "api_key_env": "K"},
+            "two": {"api": "openai-completions", "base_url": "http://127.0.0.1:2", "model": "m"},
+        },
+        "routes": [
+            {"models": ["claude-*", "exact"], "upstreams": ["one", "two"]},
+            {"models": "*", "upstreams": "two"},
+        ],
+    }
+    data.update(over)
+    return data
+
+
+def test_routes_match_globs_in_order_and_keep_fallback_order() -> None:
+    c = parse_config(config(), ENV)
+    route = c.route("claude-sonnet-4-5")
+    assert route is not None and [u.name for u in route.upstreams] == ["one", "two"]
+    other = c.route("gpt-5")
+    assert other is not None and [u.name for u in other.upstreams] == ["two"]
+    assert c.listed_models() == ["exact"]
+    one = route.upstreams[0]
+    assert one.api == "anthropic-messages" and one.base_url == "http://127.0.0.1:1"
+    assert one.api_key == "up-secret" and "up-secret" not in repr(c)
+    assert c.keys == frozenset({"a", "b"}) and "'a'" not in repr(c)
+    assert sorted(c.secrets()) == ["a", "b", "up-secret"]
+
+
+def test_no_route_is_an_unknown_model() -> None:
+    c = parse_config(config(routes=[{"models": "claude-*", "upstreams": ["one"]}]), ENV)
+    assert c.route("gpt-5") is None
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ({"upstreams": {"one": {"api": "nope", "base_url": "http://h"}}}, "upstreams.one.api"),
+        (
+            {"upstreams": {"one": {"api": "anthropic", "base_url": "ftp://h"}}},
+            "upstreams.one.base_url",
+        ),
+        (
+            {"upstreams": {"one": {"api": "anthropic", "base_url": "http://h/?x=1"}}},
+            "upstreams.one.base_url",
+        ),
+        (
+            {"upstreams": {"one": {"api": "anthropic", "base_url": "http://h", "timeout": 0}}},
+            "upstreams.one.timeout",
+        ),
+        (
+            {
+                "upstreams": {
+                    "one": {"api": "anthropic", "base_url": "http://h", "headers": {"a": 1}}
+                }
+            },
+            "upstreams.one.headers.a",
+        ),
+        (
+            {"upstreams": {"one": {"api": "anthropic", "base_url": "http://h", "colour": "red"}}},
+            "upstreams.one.colour",
+        ),
+        ({"routes": []}, "routes"),
+        ({"routes": [{"models": [], "upstreams": ["one"]}]}, "routes[0].models"),
+        ({"routes": [{"models": "x", "upstreams": ["three"]}]}, "routes[0].upstreams"),
+        ({"gateway": {"keys_env": "EMPTY"}}, "gateway.keys_env"),
+        ({"gateway": {"max_body_bytes": -1}}, "gateway.max_body_bytes"),
+        ({"gateway": {"max_concurrency": True}}, "gateway.max_concurrency"),
+        ({"gateway": {"log_content": "yes"}}, "gateway.log_content"),
+        ({"extra": {}}, "extra"),
+    ],
+)
+def test_mistakes_raise_naming_the_key(change: dict[str, Any], named: str) -> None:
+    data = config()
+    for key, value in change.items():
+        if key == "upstreams":
+            data["upstreams"] = {**data["upstreams"], **value}
+        else:
+            data[key] = value
+    with pytest.raises(ValueError) as exc:
+        parse_config(data, {**ENV, "EMPTY": " , "})
+    assert str(exc.value).startswith(named + ":") or str(exc.value).startswith(named + " "), (
+        exc.value
+    )
+
+
+def test_an_unset_upstream_key_marks_the_upstream_not_an_error() -> None:
+    c = parse_config(config(), {"GW": "a"})
+    route = c.route("claude-x")
+    assert route is not None and route.upstreams[0].missing_key
+    assert not route.upstreams[1].missing_key  # no api_key_env at all
+
+
+def test_without_keys_env_the_gateway_asks_for_no_key() -> None:
+    assert parse_config(config(gateway={}), ENV).keys == frozenset()
+
+
+def test_the_sample_file_loads(tmp_path: Path) -> None:
+    env = {
+        "STREAMNORM_GATEWAY_KEYS": "k",
+        "ANTHROPIC_API_KEY": "a",
+        "OPENAI_API_KEY": "o",
+        "GEMINI_API_KEY": "g",
+    }
+    c = load_config(REPO / "gateway.toml", env)
+    route = c.route("claude-sonnet-4-5")
+    assert route is not None and route.upstreams[0].api == "anthropic-messages"
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[gateway\n")
+    with pytest.raises(ValueError, match="not valid TOML"):
+        load_config(bad, env)
+
+
+def test_serve_reports_a_bad_file_in_one_line_with_exit_status_2(tmp_path: Path) -> None:
+    bad = tmp_path / "gateway.toml"
+    bad.write_text('[upstreams.x]\napi = "nope"\nbase_url = "http://h"\n')
+    for path in (bad, tmp_path / "missing.toml"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "streamnorm", "serve", "--config", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+        )
+        assert proc.returncode == 2
+        assert proc.stderr.startswith("streamnorm: error: ") and proc.stderr.count("\n") == 1
+    assert "upstreams.x.api" in proc.stderr or "missing.toml" in proc.stderr
+
+
+def test_log_content_adds_the_request_body_to_the_log_line() -> None:
+    """Off by default (the other test modules check that no line has content)."""
+    lines: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.getMessage())
+
+    handler = Collect()
+    LOGGER.addHandler(handler)
+    LOGGER.setLevel(logging.INFO)
+    try:
+        only = [{"models": "claude-*", "upstreams": ["one"]}]
+        app = create_app(parse_config(config(gateway={"log_content": True}, routes=only), ENV))
+        body = {"model": "unrouted", "messages": [{"role": "user", "content": "the secret plan"}]}
+        transport = httpx.ASGITransport(app=app)
+
+        async def send() -> httpx.Response:
+            async with httpx.AsyncClient(transport=transport, base_url="http://gw") as client:
+                return await client.post("/v1/chat/completions", json=body)
+
+        response = asyncio.run(send())
+    finally:
+        LOGGER.removeHandler(handler)
+    assert response.status_code == 404
+    [line] = [json.loads(x) for x in lines]
+    assert "the secret plan" in line["content"]["request"]
