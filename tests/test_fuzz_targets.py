@@ -4,7 +4,9 @@ range of seeds of each, checked in CI; longer runs are ``python -m fuzz.run
 
 from __future__ import annotations
 
+import json
 import random
+import signal
 
 import pytest
 from fuzz.check import InvariantError, check
@@ -85,3 +87,25 @@ def test_a_responses_item_that_lost_its_type_is_encoded_with_its_kind() -> None:
     encoded = b"".join(encode_stream(events, "openai-responses"))
     check(encoded, "openai-responses", {}, split_seed=3)
     assert b'"type":"web_search_call","id":"ws_1"' in encoded.replace(b" ", b"")
+
+
+@pytest.mark.parametrize("stray", [b"}", b"]", b":", b","])
+def test_a_stray_closer_after_a_json_document_ends_the_stream(stray: bytes) -> None:
+    """Found by a 10-minute run of every target: after a pretty-printed JSON
+    document, a byte no value starts with began an empty item that consumed
+    nothing, and the framer looped for ever, holding ever more empty items.
+    (The alarm turns a hang into a failure.)"""
+    chunk = {"candidates": [{"content": {"parts": [{"text": "hi"}]}, "finishReason": "STOP"}]}
+    body = json.dumps(chunk, indent=2).encode() + b"\n" + stray
+    signal.signal(signal.SIGALRM, _hang)
+    signal.alarm(5)
+    try:
+        check(body, "auto", {}, split_seed=2)
+        end = StreamNormalizer("auto").feed(body)[-1]
+    finally:
+        signal.alarm(0)
+    assert isinstance(end, Error) and end.kind == "protocol"
+
+
+def _hang(*_: object) -> None:
+    raise TimeoutError("the framer did not return")

@@ -242,6 +242,9 @@ _IN_STRING: Final = re.compile(rb'["\\]')
 _RUN: Final = re.compile(rb'(?:[^"\[\]{}\\]++|"[^"\\]*+(?:\\[\s\S][^"\\]*+)*+")*+')
 #: The end of a bare scalar (number, true, false, null).
 _SCALAR_END: Final = re.compile(rb"[\s,\]\[{}\"]")
+#: Bytes no JSON value starts with: an item begun there would be empty and
+#: consume nothing, so the scan would never move on (they are an error).
+_NO_VALUE_START: Final = frozenset(b",:]}")
 _WS: Final = re.compile(rb"[ \t\r\n]*")
 
 # Scanner states.
@@ -330,7 +333,9 @@ class JSONValuesFramer:
         elif self._array and byte == 0x5D and state in (_AFTER_ITEM, _BEFORE_ITEM):  # ]
             self._state = _AFTER_ARRAY
             self._pos += 1
-        elif state == _BEFORE_ITEM or (state == _AFTER_ITEM and not self._array):
+        elif byte not in _NO_VALUE_START and (
+            state == _BEFORE_ITEM or (state == _AFTER_ITEM and not self._array)
+        ):
             self._state = _IN_ITEM
             self._start = self._pos
             self._depth = 0
