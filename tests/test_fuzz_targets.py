@@ -24,6 +24,9 @@ from streamnorm import (
     StopReason,
     StreamNormalizer,
     Usage,
+    UserMessage,
+    decode_request,
+    encode_request,
     encode_stream,
 )
 
@@ -109,3 +112,16 @@ def test_a_stray_closer_after_a_json_document_ends_the_stream(stray: bytes) -> N
 
 def _hang(*_: object) -> None:
     raise TimeoutError("the framer did not return")
+
+
+def test_gemini_media_with_a_field_that_is_no_string_is_kept_as_it_came() -> None:
+    """Found by a 10-minute run of every target: a ``fileUri`` holding a list
+    reached ``mimetypes`` and raised ``TypeError`` out of ``decode_request``."""
+    body = {
+        "contents": [{"role": "user", "parts": [{"fileData": {"fileUri": [{"text": "x"}]}}]}],
+    }
+    request = decode_request(body, "google-generative-ai", path="/v1beta/models/m:generateContent")
+    (message,) = request.messages
+    assert isinstance(message, UserMessage)
+    wire = encode_request(request, "google-generative-ai", sanitize=False)
+    assert wire.body["contents"] == body["contents"]

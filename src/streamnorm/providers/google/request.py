@@ -301,6 +301,8 @@ def _canonical_part(part: dict[str, Any]) -> UserContent | None:
     media = _camel(part.get("inlineData") or part.get("fileData"))
     if len(part) != 1 or not isinstance(media, dict):
         return None
+    if not all(isinstance(value, str) for value in media.values()):
+        return None  # not media this codec writes: the part is kept as it came
     mime = str(media.get("mimeType", ""))
     kind = ImageBlock if mime.startswith("image/") else DocumentBlock
     if "inlineData" in part:
