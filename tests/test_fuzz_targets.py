@@ -125,3 +125,19 @@ def test_gemini_media_with_a_field_that_is_no_string_is_kept_as_it_came() -> Non
     assert isinstance(message, UserMessage)
     wire = encode_request(request, "google-generative-ai", sanitize=False)
     assert wire.body["contents"] == body["contents"]
+
+
+def test_a_cohere_index_that_is_an_object_keys_a_block() -> None:
+    """Found by a 10-minute run of every target: an index holding an object
+    was unhashable as a block key, and the decoder raised (``decoder_error``)."""
+    data = b'event: tool-call-end\ndata: {"type":"tool-call-end","index":{"a":1}}\n\n'
+    check(data, "cohere-chat", {}, split_seed=4)
+
+
+@needs_fixtures
+@pytest.mark.parametrize("seed", [4116524, 4366889])
+def test_the_seeds_that_broke_the_responses_encoder_hold(seed: int) -> None:
+    """Found by the same run: a message item without ``content`` (or ``id``)
+    made the Responses encoder raise ``KeyError``."""
+    target = TARGETS["encoders"]
+    target.check(target.generate(random.Random(seed)))

@@ -20,6 +20,7 @@ __all__ = [
     "as_list",
     "as_str",
     "error_of",
+    "wire_key",
 ]
 
 
@@ -157,3 +158,9 @@ def error_of(
         if code is not None:
             break
     return message or default, code
+
+
+def wire_key(index: Any) -> Any:
+    """A wire ``index`` as a block key: an int as it is, any other JSON value
+    (junk) as its repr, so that it is hashable and still keys consistently."""
+    return index if type(index) is int else repr(index)

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..._json import dumps_compact
 from ...messages import StopReason, Usage
-from ..base import Decoder, as_dict, as_int, as_list, as_str, error_of
+from ..base import Decoder, as_dict, as_int, as_list, as_str, error_of, wire_key
 
 __all__ = ["AnthropicDecoder"]
 
@@ -77,7 +77,7 @@ class AnthropicDecoder(Decoder):
         elif kind == "content_block_start":
             self._start_block(payload.get("index"), as_dict(payload.get("content_block")))
         elif kind == "content_block_stop":
-            self.builder.end_block(_key(payload.get("index")))
+            self.builder.end_block(wire_key(payload.get("index")))
         elif kind == "message_start":
             message = as_dict(payload.get("message"))
             self.builder.start(
@@ -103,7 +103,7 @@ class AnthropicDecoder(Decoder):
         self.builder.set_usage(to_usage(self._usage))
 
     def _start_block(self, index: Any, block: dict[str, Any]) -> None:
-        key = _key(index)
+        key = wire_key(index)
         kind = as_str(block.get("type"))
         b = self.builder
         if kind == "text":
@@ -128,7 +128,7 @@ class AnthropicDecoder(Decoder):
             b.open_provider(key, kind or "unknown", block)
 
     def _delta(self, index: Any, delta: dict[str, Any]) -> None:
-        key = _key(index)
+        key = wire_key(index)
         kind = delta.get("type")
         b = self.builder
         if kind == "text_delta":
@@ -147,8 +147,3 @@ class AnthropicDecoder(Decoder):
             b.diagnostic("delta_for_unknown_block", f"delta for block {index!r}, which is not open")
         else:
             b.diagnostic("unknown_delta", f"unknown delta type {kind!r}", dumps_compact(delta))
-
-
-def _key(index: Any) -> Any:
-    """Wire ``index`` as a block key; junk values still key consistently."""
-    return index if type(index) is int else repr(index)

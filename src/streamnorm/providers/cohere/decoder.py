@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 
 from ...builder import MessageBuilder
 from ...messages import StopReason, Usage
-from ..base import Decoder, as_dict, as_int, as_str
+from ..base import Decoder, as_dict, as_int, as_str, wire_key
 
 __all__ = ["CohereDecoder"]
 
@@ -82,7 +82,7 @@ class CohereDecoder(Decoder):
             self.builder.end_block(_PLAN)
 
     def _content_start(self, payload: dict[str, Any]) -> None:
-        key = ("content", payload.get("index"))
+        key = ("content", wire_key(payload.get("index")))
         self._open(key)
         content = as_dict(_delta_message(payload).get("content"))
         if content.get("type") == "thinking":
@@ -92,7 +92,7 @@ class CohereDecoder(Decoder):
             self._last_text = key
 
     def _content_delta(self, payload: dict[str, Any]) -> None:
-        key = ("content", payload.get("index"))
+        key = ("content", wire_key(payload.get("index")))
         content = as_dict(_delta_message(payload).get("content"))
         if self.builder.kind(key) == "thinking":
             self.builder.append_thinking(key, as_str(content.get("thinking")))
@@ -100,14 +100,14 @@ class CohereDecoder(Decoder):
             self.builder.append_text(key, as_str(content.get("text")))
 
     def _end(self, payload: dict[str, Any], kind: str) -> None:
-        self.builder.end_block((kind, payload.get("index")))
+        self.builder.end_block((kind, wire_key(payload.get("index"))))
 
     def _tool_plan_delta(self, payload: dict[str, Any]) -> None:
         text = as_str(_delta_message(payload).get("tool_plan"))
         self.builder.thinking(_PLAN, text)
 
     def _tool_call_start(self, payload: dict[str, Any]) -> None:
-        key = ("tool", payload.get("index"))
+        key = ("tool", wire_key(payload.get("index")))
         self._open(key)
         call = as_dict(_delta_message(payload).get("tool_calls"))
         function = as_dict(call.get("function"))
@@ -119,7 +119,7 @@ class CohereDecoder(Decoder):
     def _tool_call_delta(self, payload: dict[str, Any]) -> None:
         call = as_dict(_delta_message(payload).get("tool_calls"))
         fragment = as_str(as_dict(call.get("function")).get("arguments"))
-        self.builder.append_arguments(("tool", payload.get("index")), fragment)
+        self.builder.append_arguments(("tool", wire_key(payload.get("index"))), fragment)
 
     def _citation_start(self, payload: dict[str, Any]) -> None:
         citation = _delta_message(payload).get("citations")

@@ -439,14 +439,18 @@ class ResponsesEncoder(WireEncoder):
         self._next += 1
         self._items[index] = _Item(output_index, final["type"], str(final.get("id", "")))
         added = final
-        if final.get("type") == "message":
+        if final.get("type") == "message" and isinstance(final.get("content"), list):
             added = {**final, "status": "in_progress", "content": []}
         out = self._event(
             "response.output_item.added", {"output_index": output_index, "item": added}
         )
         if added is not final:
             for part in final["content"]:
-                payload = {"item_id": final["id"], "output_index": output_index, "content_index": 0}
+                payload = {
+                    "item_id": final.get("id", ""),
+                    "output_index": output_index,
+                    "content_index": 0,
+                }
                 out += self._event("response.content_part.added", {**payload, "part": part})
                 out += self._event("response.content_part.done", {**payload, "part": part})
         return out + self._done(output_index, final, block)
