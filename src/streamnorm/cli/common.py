@@ -147,7 +147,8 @@ def event_stream(
     body, chunks = _whole_json_body(chunks)
     api = detect_response_api(body) if body is not None else None
     if args.api != "auto" and api is not None:
-        api = resolve_api(args.api) if resolve_api(args.api) in APIS else None
+        forced = resolve_api(args.api)
+        api = forced if forced in APIS else None
     events: Iterator[Event]
     if body is not None and api in APIS:
         assert api is not None
