@@ -10,8 +10,10 @@ InvokeModelWithResponseStream (``chunk`` frames whose payload is
   walking the frames with ``struct.unpack_from`` on the prelude and slicing
   out each payload, without checking a CRC or reading a header, and parsing
   each payload with orjson;
-* by the same walk computing both CRC32s of each frame (``binascii.crc32``),
-  for context: the least work any reader that checks the frames does;
+* by the same walk computing both CRC32s of each frame with the CRC32 the
+  decoder uses (zlib-ng's with the ``bedrock`` extra, else
+  ``binascii.crc32``), for context: the least work any reader that checks
+  the frames does;
 * by `EventStreamDecoder.feed_raw` (what `StreamNormalizer` reads), fed the
   body in seeded random 1-4 KiB chunks as a socket delivers it, both CRC32s
   checked and the headers read, and each payload parsed with orjson.
@@ -43,10 +45,10 @@ from pathlib import Path
 import orjson
 
 try:
-    from streamnorm.eventstream import EventStreamDecoder
+    from streamnorm.eventstream import EventStreamDecoder, crc32
 except ImportError:  # running from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
-    from streamnorm.eventstream import EventStreamDecoder
+    from streamnorm.eventstream import EventStreamDecoder, crc32
 
 from workloads import chunked  # (this folder: seeded 1-4 KiB chunks, as run.py cuts them)
 
@@ -146,8 +148,8 @@ def floor_with_crcs(body: bytes) -> int:
     pos, end, n = 0, len(body), 0
     while pos < end:
         total, headers, crc = unpack(body, pos)
-        binascii.crc32(body[pos : pos + 8])
-        binascii.crc32(body[pos + 8 : pos + total - 4], crc)
+        crc32(body[pos : pos + 8])
+        crc32(body[pos + 8 : pos + total - 4], crc)
         loads(body[pos + 12 + headers : pos + total - 4])
         pos += total
         n += 1
@@ -234,6 +236,7 @@ def main() -> int:
         "--check", action="store_true", help="exit 1 unless both ratios <= 2.0, growth <= 2.5"
     )
     args = parser.parse_args()
+    print(f"CRC32: {crc32.__module__}.crc32")
     converse = throughput("ConverseStream text deltas", build_converse(args.size), args.repeat)
     invoke = throughput("Invoke chunks (outer payload)", build_invoke(args.size), args.repeat)
     t1, t2 = one_byte_at_a_time([1_000_000, 2_000_000])

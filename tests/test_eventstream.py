@@ -356,3 +356,53 @@ def test_flush_at_the_start_or_after_whole_frames_is_quiet() -> None:
     with pytest.raises(EventStreamError) as info:
         decoder.flush()
     assert info.value.kind == "protocol"
+
+
+def test_a_long_chunk_after_a_cut_frame_is_read_in_place() -> None:
+    # A chunk longer than the decoder joins with a buffered frame (256 KiB)
+    # completes that frame apart and is read where it is: the frames, and the
+    # offset of a bad one, are those of the stream fed whole.
+    frames = [
+        aws_event("contentBlockDelta", {"delta": {"text": f"{i:05d}" * 40}}) for i in range(2000)
+    ]
+    data = b"".join(frames)
+    assert len(data) > 2 * 256 * 1024
+    expected = botocore_frames(data)
+    for cut in (5, len(frames[0]) - 3, len(frames[0]) + 20):
+        assert len(data) - cut > 256 * 1024
+        assert ours(decode([data[:cut], data[cut:]])) == expected
+    bad = bytearray(data)
+    at = sum(len(f) for f in frames[:1500])
+    bad[at + 30] ^= 0x01  # inside frame 1500's headers: its message CRC fails
+    decoder = EventStreamDecoder()
+    assert decoder.feed(bytes(bad[:7])) == []
+    with pytest.raises(EventStreamError) as info:
+        decoder.feed(bytes(bad[7:]))
+    assert (info.value.kind, info.value.offset, len(info.value.messages)) == ("protocol", at, 1500)
+
+
+@needs_fixtures
+def test_the_decoder_without_zlib_ng_reads_the_same_frames(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The module takes zlib-ng's CRC32 when the ``bedrock`` extra is there
+    # and binascii's otherwise: the same function, so the same frames, and a
+    # flipped byte refused either way.
+    import zlib_ng.zlib_ng as zlib_ng  # in the dev extra
+
+    import streamnorm.eventstream as module
+
+    assert vars(module)["crc32"] is zlib_ng.crc32
+    rng = random.Random(5)
+    for size in (0, 1, 7, 8, 13, 240, 4096):
+        data = rng.randbytes(size)
+        assert zlib_ng.crc32(data) == binascii.crc32(data)
+        assert zlib_ng.crc32(data, 0xDEADBEEF) == binascii.crc32(data, 0xDEADBEEF)
+    monkeypatch.setattr(module, "crc32", binascii.crc32)
+    for path in BEDROCK:
+        data = path.read_bytes()
+        assert ours(decode(random_split(data, random.Random(2), 300))) == botocore_frames(data)
+        flipped = bytearray(data)
+        flipped[len(data) // 2] ^= 0x10
+        with pytest.raises(EventStreamError):
+            decode([bytes(flipped)])
