@@ -74,6 +74,8 @@ DEFAULT_MAX_JSON_DEPTH = 512
 
 #: The framing is decided within this many bytes (the first line, at most).
 _HEAD_BYTES = 64 * 1024
+#: A chunk longer than this is framed and interpreted slice by slice.
+_SLICE = 64 * 1024
 #: The api of a message whose stream never said which api it was.
 UNKNOWN_API = "unknown"
 
@@ -260,11 +262,21 @@ class StreamNormalizer:
         return True
 
     def _frame(self, chunk: bytes) -> None:
+        """Frame and interpret ``chunk``: a long one a slice at a time, each
+        slice's raw events interpreted before the next is framed, so that
+        what waits between framer and decoder is one slice's events (a
+        chunk's worth only of the output, which `feed` returns)."""
         assert self._framer is not None
-        try:
-            self._interpret_all(self._framer.feed(chunk))
-        except FramingError as exc:
-            self._framing_failed(exc)
+        step = min(len(chunk), _SLICE) or 1
+        for start in range(0, len(chunk), step):
+            piece = chunk if step == len(chunk) else chunk[start : start + step]
+            try:
+                self._interpret_all(self._framer.feed(piece))
+            except FramingError as exc:
+                self._framing_failed(exc)
+                return
+            if self.closed:
+                return
 
     def _framing_failed(self, exc: FramingError) -> None:
         self._interpret_all(exc.events)
