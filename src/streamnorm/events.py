@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Literal
 
-from ._frozen import new, twin
+from ._frozen import twin
 from .messages import (
     AssistantMessage,
     ContentBlock,
@@ -429,7 +429,7 @@ _UsageUpdate = twin(UsageUpdate)
 
 
 def text_delta(index: int, delta: str) -> TextDelta:
-    event = new(_TextDelta)
+    event = _TextDelta()
     event.index = index
     event.delta = delta
     event.__class__ = TextDelta
@@ -437,7 +437,7 @@ def text_delta(index: int, delta: str) -> TextDelta:
 
 
 def thinking_delta(index: int, delta: str, signature: str | None) -> ThinkingDelta:
-    event = new(_ThinkingDelta)
+    event = _ThinkingDelta()
     event.index = index
     event.delta = delta
     event.signature = signature
@@ -448,7 +448,7 @@ def thinking_delta(index: int, delta: str, signature: str | None) -> ThinkingDel
 def tool_call_delta(
     index: int, id: str | None, name: str, raw: str, buffer: ArgumentBuffer, end: int
 ) -> ToolCallDelta:
-    event = new(_ToolCallDelta)
+    event = _ToolCallDelta()
     event.index = index
     event.id = id
     event.name = name
@@ -461,7 +461,7 @@ def tool_call_delta(
 
 
 def usage_update(usage: Usage) -> UsageUpdate:
-    event = new(_UsageUpdate)
+    event = _UsageUpdate()
     event.usage = usage
     event.__class__ = UsageUpdate
     return event  # type: ignore[no-any-return]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from ._frozen import new, twin
+from ._frozen import twin
 
 __all__ = [
     "AssistantMessage",
@@ -119,7 +119,7 @@ class Usage:
                 total,
                 raw,
             )
-        usage = new(_UsageFields)
+        usage = _UsageFields()
         usage.input_tokens = input_tokens
         usage.output_tokens = output_tokens
         usage.cache_read_tokens = cache_read_tokens

@@ -68,7 +68,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Generic, Literal, NoReturn, TypeAlias, overload
 
 from . import _json
-from ._frozen import new, twin
+from ._frozen import twin
 
 __all__ = ["Comment", "RawEvent", "SSEDecoder", "SSELimitError", "ServerSentEvent"]
 
@@ -235,7 +235,7 @@ _EventFields = twin(ServerSentEvent)
 
 def _new_event(event: str, data: str, id: str, retry: int | None) -> ServerSentEvent:
     """A ServerSentEvent, made the fast way (see ``_frozen``)."""
-    ev = new(_EventFields)
+    ev = _EventFields()
     ev.event = event
     ev.data = data
     ev.id = id
@@ -714,7 +714,7 @@ class SSEDecoder(Generic[_Item]):
                     if raw:
                         out.append((event or "message", bytes(data), last_id, retry))
                     else:  # _new_event(event or "message", _text(data), ...), inlined
-                        ev = new(_EventFields)
+                        ev = _EventFields()
                         ev.event = event or "message"
                         ev.data = data.decode("utf-8", "replace")
                         ev.id = last_id
