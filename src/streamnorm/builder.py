@@ -148,16 +148,17 @@ class Pieces:
     by a fold and once by the final join, so a whole text costs O(its length)
     however many pieces it comes in."""
 
-    __slots__ = ("folded", "parts")
+    __slots__ = ("fold_at", "folded", "parts")
 
     def __init__(self, first: str = "") -> None:
         self.parts: list[str] = [first] if first else []
         self.folded = 0  # parts[:folded] are joined runs of pieces
+        self.fold_at = _FOLD_PARTS  # folded + _FOLD_PARTS: when to fold again
 
     def append(self, piece: str) -> None:
         # (Inlined in MessageBuilder.append_text, the hot path: keep in step.)
         self.parts.append(piece)
-        if len(self.parts) - self.folded >= _FOLD_PARTS:
+        if len(self.parts) >= self.fold_at:
             self.fold()
 
     def fold(self) -> None:
@@ -165,14 +166,18 @@ class Pieces:
         parts = self.parts
         start = min(self.folded, len(parts))
         parts[start:] = ["".join(parts[start:])]
-        self.folded = start + 1
+        self._folded(start + 1)
 
     def text(self) -> str:
         parts = self.parts
         if len(parts) > 1:
             parts[:] = ["".join(parts)]
-            self.folded = 1
+            self._folded(1)
         return parts[0] if parts else ""
+
+    def _folded(self, count: int) -> None:
+        self.folded = count
+        self.fold_at = count + _FOLD_PARTS
 
     def __bool__(self) -> bool:
         return bool(self.parts)
@@ -443,7 +448,7 @@ class MessageBuilder:
             pieces = block.parts
             parts = pieces.parts
             parts.append(delta)
-            if len(parts) - pieces.folded >= _FOLD_PARTS:
+            if len(parts) >= pieces.fold_at:
                 pieces.fold()
             self.events.append(text_delta(block.index, delta))
             return

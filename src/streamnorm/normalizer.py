@@ -350,19 +350,20 @@ class StreamNormalizer:
 
         The hot loop of every stream. Once the api is known and the first
         payload checked, and when jiter's own checks are enough
-        (`_json.fast_parser`), a payload that is a JSON object goes from the
-        event's bytes through jiter straight to the provider decoder;
-        anything else, including whatever jiter refuses, takes `_interpret`.
+        (`_json.fast_parser`), a payload that jiter reads as a JSON object
+        goes from the event's bytes straight to the provider decoder; anything
+        else (``[DONE]``, an array, whatever jiter refuses) takes `_interpret`,
+        which decides and words what it is.
         """
         parse = self._parse
         decoder = self._decoder if self._payloads else None
         for name, data, _, _ in events:
-            if decoder is not None and parse is not None and data[:1] == b"{":
+            if decoder is not None and parse is not None:
                 try:
                     payload = parse(data, allow_inf_nan=False)
                 except ValueError:
-                    pass
-                else:
+                    payload = None
+                if type(payload) is dict:  # (checked after: cheaper than a look at data[0])
                     self._payloads += 1
                     try:
                         decoder.handle(name, payload)

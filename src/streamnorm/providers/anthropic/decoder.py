@@ -60,15 +60,16 @@ class AnthropicDecoder(Decoder):
     def handle(self, event: str, payload: dict[str, Any]) -> None:
         kind = payload.get("type")
         if kind == "content_block_delta" and event != "error":  # most events: first
-            delta = payload.get("delta")
-            index = payload.get("index")
-            if type(delta) is not dict:
-                delta = {}
-            text = delta.get("text")
-            if type(text) is str and type(index) is int and delta.get("type") == "text_delta":
-                self.builder.append_text(index, text)  # the commonest event of all, in one step
-            else:
-                self._delta(index, delta)
+            try:  # the commonest event of all, in one step (subscripts: the fewest steps)
+                delta = payload["delta"]
+                if delta["type"] == "text_delta":
+                    text, index = delta["text"], payload["index"]
+                    if type(text) is str and type(index) is int:
+                        self.builder.append_text(index, text)
+                        return
+            except (KeyError, TypeError):  # a malformed delta: _delta says what is wrong
+                pass
+            self._delta(payload.get("index"), as_dict(payload.get("delta")))
         elif event == "error" or kind == "error":
             reason, code = error_of(
                 as_dict(payload.get("error")), default="error event", codes=("type",)
