@@ -166,6 +166,8 @@ class StreamNormalizer:
             raise RuntimeError("feed() after flush(): the stream has ended")
         if self.closed or not chunk:
             return []
+        if type(chunk) is not bytes:  # a bytearray or memoryview: copied once
+            chunk = bytes(chunk)
         limit = self._max_stream_bytes
         over = limit is not None and self._bytes + len(chunk) > limit
         if over:
@@ -175,9 +177,9 @@ class StreamNormalizer:
         if self._blank and chunk and not chunk.isspace():
             self._blank = False
         if self._framer is not None:
-            self._frame(bytes(chunk))
+            self._frame(chunk)
         else:
-            self._head_bytes(bytes(chunk))
+            self._head_bytes(chunk)
         if over and not self.closed:
             self._fail_limit(
                 "max_stream_bytes", f"the stream exceeded max_stream_bytes ({limit} bytes)"
@@ -262,19 +264,22 @@ class StreamNormalizer:
         return True
 
     def _frame(self, chunk: bytes) -> None:
-        """Frame and interpret ``chunk``: a long one a slice at a time, each
-        slice's raw events interpreted before the next is framed, so that
-        what waits between framer and decoder is one slice's events (a
-        chunk's worth only of the output, which `feed` returns)."""
         assert self._framer is not None
-        step = min(len(chunk), _SLICE) or 1
-        for start in range(0, len(chunk), step):
-            piece = chunk if step == len(chunk) else chunk[start : start + step]
-            try:
-                self._interpret_all(self._framer.feed(piece))
-            except FramingError as exc:
-                self._framing_failed(exc)
-                return
+        if len(chunk) > _SLICE:
+            self._frame_slices(chunk)
+            return
+        try:
+            self._interpret_all(self._framer.feed(chunk))
+        except FramingError as exc:
+            self._framing_failed(exc)
+
+    def _frame_slices(self, chunk: bytes) -> None:
+        """`_frame` for a long chunk: a slice at a time, each slice's raw
+        events interpreted before the next is framed, so that what waits
+        between framer and decoder is one slice's events (a chunk's worth
+        only of the output, which `feed` returns)."""
+        for start in range(0, len(chunk), _SLICE):
+            self._frame(chunk[start : start + _SLICE])
             if self.closed:
                 return
 

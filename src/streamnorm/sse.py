@@ -428,6 +428,8 @@ class SSEDecoder(Generic[_Item]):
         `feed` would have returned. Comments are `Comment` values, as in
         `feed`. `SSELimitError.events` holds `RawEvent` tuples here.
         """
+        if len(chunk) <= _SLICE:  # (_decode's first step, taken here: one call less)
+            return self._decode_slice(chunk, True)
         return self._decode(chunk, True)
 
     def flush(self) -> list[_Item]:
