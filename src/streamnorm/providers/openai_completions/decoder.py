@@ -98,6 +98,9 @@ _THINKING, _TEXT, _REFUSAL, _EXECUTED, _FUNCTION_CALL = (
 
 #: The delta fields :meth:`OpenAICompletionsDecoder._sole_piece` reads as text.
 _FAST_TEXT_FIELDS = frozenset(("content", *REASONING_FIELDS))
+#: Chunk fields that take a chunk off the shortest way even when null (they
+#: are rare; ``usage``, null in every chunk of some streams, is looked at).
+_RARE_CHUNK_FIELDS = frozenset(("x_groq", "error", "prompt_progress", "citations"))
 
 
 def _count(usage: dict[str, Any], paths: tuple[tuple[str, ...], ...]) -> int:
@@ -195,7 +198,12 @@ class OpenAICompletionsDecoder(Decoder):
         if piece is not None:
             if not (self._have_model and self._have_id):
                 self._start(payload, as_str(payload.get("id")))
-            self._piece(*piece)
+            field, value = piece
+            if field == "content":  # (the commonest chunk of all: one call less)
+                if value:
+                    self.builder.text(_TEXT, value)
+            else:
+                self._piece(field, value)
             return
         choices = as_list(payload.get("choices"))
         response_id = as_str(payload.get("id"))
@@ -260,24 +268,19 @@ class OpenAICompletionsDecoder(Decoder):
         field (a string), or ``tool_calls`` with one fragment of string
         arguments, without id or name, for the call open at its ``index``
         (the value is then the call's number and the fragment)."""
-        choices = payload.get("choices")
-        if self._finished or type(choices) is not list or len(choices) != 1:
+        try:
+            (choice,) = payload["choices"]
+            delta, index = choice["delta"], choice.get("index", 0)
+        except (KeyError, TypeError, ValueError, AttributeError):  # no single choice with a delta
             return None
-        choice = choices[0]
-        if type(choice) is not dict:
-            return None
-        index = choice.get("index")
-        delta = choice.get("delta")
         if (
-            (index if type(index) is int else 0) != self.choice
+            self._finished
             or type(delta) is not dict
+            or (index if type(index) is int else 0) != self.choice
             or choice.get("finish_reason") is not None
             or choice.get("usage") is not None
             or payload.get("usage") is not None
-            or payload.get("x_groq") is not None
-            or payload.get("error") is not None
-            or payload.get("prompt_progress") is not None
-            or payload.get("citations") is not None
+            or not _RARE_CHUNK_FIELDS.isdisjoint(payload)
         ):
             return None
         piece: tuple[str, Any] | None = None
@@ -286,7 +289,8 @@ class OpenAICompletionsDecoder(Decoder):
                 if piece is not None:
                     return None  # two kinds of content: _delta orders them
                 piece = (name, item)
-        self.choices.selected_seen = True
+        if not self.choices.selected_seen:
+            self.choices.selected_seen = True
         if piece is None:
             return ("", None)  # nothing that changes the message
         if piece[0] == "tool_calls":
