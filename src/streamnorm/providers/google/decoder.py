@@ -125,6 +125,20 @@ class GoogleDecoder(Decoder):
         if error is not None or event == "error":
             self._error(error)
             return
+        text = self._sole_text(payload)
+        if text is not None:  # the commonest chunk of all, the shortest way
+            self.builder.append_text(self._current, text)
+        else:
+            self._content(payload)
+        usage = payload.get("usageMetadata")
+        if type(usage) is dict and not _same_json(usage, self._usage_raw):
+            # Gemini repeats usageMetadata on every chunk, mostly unchanged:
+            # an identical snapshot would change nothing.
+            self._usage_raw = usage
+            self.builder.set_usage(to_usage(usage))
+
+    def _content(self, payload: dict[str, Any]) -> None:
+        """A chunk's model, response id, prompt feedback and candidate."""
         if not (self._have_model and self._have_id):
             self._identify(payload)
         feedback = payload.get("promptFeedback")
@@ -139,12 +153,34 @@ class GoogleDecoder(Decoder):
             if type(parts) is list:
                 self._parts(parts)
             self._candidate_end(candidate)
-        usage = payload.get("usageMetadata")
-        if type(usage) is dict and not _same_json(usage, self._usage_raw):
-            # Gemini repeats usageMetadata on every chunk, mostly unchanged:
-            # an identical snapshot would change nothing.
-            self._usage_raw = usage
-            self.builder.set_usage(to_usage(usage))
+
+    def _sole_text(self, payload: dict[str, Any]) -> str | None:
+        """The text of a chunk that is one more text part of the open text
+        block and nothing else (but usage): model and response id known, no
+        prompt feedback, one candidate, the selected one, without finish
+        reason or metadata, whose content is one part ``{"text": …}``.
+        `_content` would do just what the caller then does with it."""
+        try:
+            (candidate,) = payload["candidates"]
+            (part,) = candidate["content"]["parts"]
+            text = part["text"]
+        except (KeyError, TypeError, ValueError):
+            return None
+        index = candidate.get("index", 0)
+        if (
+            type(text) is not str
+            or len(part) != 1
+            or self._current_kind != _TEXT
+            or index != self.choice
+            or type(index) is bool
+            or not (self._have_model and self._have_id)
+            or candidate.get("finishReason") is not None
+            or payload.get("promptFeedback") is not None
+            or not _CANDIDATE_METADATA.isdisjoint(candidate)
+        ):
+            return None
+        self.choices.selected_seen = True
+        return text
 
     def _error(self, error: Any) -> None:
         reason, code = error_of(error, codes=("status", "code"))
