@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._json import dumps_compact
+from ...builder import MessageBuilder
 from ...messages import StopReason, Usage
 from ..base import Decoder, as_dict, as_int, as_list, as_str, error_of, wire_key
 
@@ -53,7 +54,7 @@ class AnthropicDecoder(Decoder):
     api = "anthropic-messages"
     stop_table = STOP_TABLE
 
-    def __init__(self, builder: Any, choice: int = 0) -> None:
+    def __init__(self, builder: MessageBuilder, choice: int = 0) -> None:
         super().__init__(builder, choice)
         self._usage: dict[str, Any] = {}
 

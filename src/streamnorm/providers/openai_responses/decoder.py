@@ -18,6 +18,7 @@ from collections.abc import Callable, Hashable
 from typing import Any, ClassVar
 
 from ..._json import dumps_compact
+from ...builder import MessageBuilder
 from ...messages import StopReason, Usage
 from ..base import Decoder, as_dict, as_int, as_list, as_str, error_of
 from .wire import client_call_id, output_call_id
@@ -91,9 +92,10 @@ class OpenAIResponsesDecoder(Decoder):
 
     _handlers: ClassVar[dict[str, Callable[[OpenAIResponsesDecoder, dict[str, Any]], None]]]
 
-    def __init__(self, builder: Any, choice: int = 0) -> None:
+    def __init__(self, builder: MessageBuilder, choice: int = 0) -> None:
         super().__init__(builder, choice)
         self._items: dict[Key, _Item] = {}
+        self._last_part: Key = None  # the key _text_key gave last (its block was opened)
         self._by_id: dict[str, Key] = {}
         #: Items that wait for the client (``wire.client_call_id``), by call
         #: id, and the call ids whose output came in this response.
@@ -102,6 +104,9 @@ class OpenAIResponsesDecoder(Decoder):
 
     def handle(self, event: str, payload: dict[str, Any]) -> None:
         kind = payload.get("type")
+        if kind == "response.output_text.delta" and event != "error":
+            self._text_delta(payload)  # the commonest event of all: no table lookup
+            return
         if event == "error" or kind == "error":
             self._error(payload)
             return
@@ -337,6 +342,9 @@ class OpenAIResponsesDecoder(Decoder):
             index = self._output_index(payload)
         part = payload.get("content_index")
         key = ("part", index, part if type(part) is int else 0)
+        if key == self._last_part:  # (the part of the event before: opened already)
+            return self._last_part
+        self._last_part = key
         if not self.builder.has(key):
             state = self._items.get(index)
             if state is None:
