@@ -42,7 +42,7 @@ from streamnorm import (
 from streamnorm.apis import resolve_api
 from streamnorm.events import text_delta, thinking_delta, tool_call_delta, usage_update
 
-__all__ = ["CONTENDERS", "Contender", "View", "floor_events"]
+__all__ = ["CONTENDERS", "Baseline", "Contender", "View", "floor_events"]
 
 Run = Callable[[bytes, list[bytes]], Any]
 #: How to build one event again: a constructor and its arguments.
@@ -252,6 +252,57 @@ class Streamnorm(Contender):
 
     def view(self, api: str, result: Any) -> View:
         return message_view(result)
+
+
+class Baseline(Contender):
+    """streamnorm from another checkout's ``src`` (``run.py --baseline DIR``),
+    loaded beside this one under its own module name, so that a change is
+    measured before and after in one run, on the same chunks."""
+
+    key = "streamnorm-before"
+
+    def __init__(self, src: str) -> None:
+        self.src = os.path.abspath(src)
+        self.label = f"streamnorm from {self.src}"
+
+    def available(self) -> str | None:
+        if not os.path.exists(os.path.join(self.src, "streamnorm", "__init__.py")):
+            return f"no streamnorm package under {self.src}"
+        return None
+
+    def prepare(self, api: str) -> Run:
+        import importlib.util
+        import sys
+
+        name = "streamnorm_before"
+        module = sys.modules.get(name)
+        if module is None:
+            init = os.path.join(self.src, "streamnorm", "__init__.py")
+            spec = importlib.util.spec_from_file_location(name, init)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module  # (its relative imports find it here)
+            spec.loader.exec_module(module)
+        normalizer, wire_api = module.StreamNormalizer, module.apis.resolve_api(api)
+
+        def run(body: bytes, chunks: list[bytes]) -> Any:
+            n = normalizer(wire_api)
+            feed = n.feed
+            for chunk in chunks:
+                feed(chunk)
+            n.flush()
+            return n.message
+
+        return run
+
+    def view(self, api: str, result: Any) -> View:
+        # Its block classes are the other copy's: told apart by name.
+        blocks = [(type(b).__name__, b) for b in result.content]
+        return View(
+            "".join(b.text for k, b in blocks if k == "TextBlock" and not b.refusal),
+            "".join(b.thinking for k, b in blocks if k == "ThinkingBlock"),
+            [(b.name, b.arguments) for k, b in blocks if k == "ToolCallBlock"],
+        )
 
 
 # ---------------------------------------------------------------------------

@@ -79,7 +79,7 @@ try:
 except ImportError:  # a checkout that is not installed
     sys.path.insert(0, str(HERE.parent / "src"))
 
-from peers import CONTENDERS, Contender, View, floor_events  # noqa: E402
+from peers import CONTENDERS, Baseline, Contender, View, floor_events  # noqa: E402
 from workloads import (  # noqa: E402
     APIS,
     MB,
@@ -334,6 +334,7 @@ def report(
         return f"\n### {title}\n" if markdown else f"\n== {title} =="
 
     out.append(h("streamnorm against the floor (time ratio; lower is better)"))
+    before = any(Baseline.key in row.times for row in rows)
     body = []
     for row in rows:
         wl = row.workload
@@ -354,6 +355,8 @@ def report(
             cells.append(fmt_ratio(row.ratios("streamnorm", key)) if key in row.times else "—")
         if "streamnorm" in row.problems:
             cells[-1] += " MISMATCH"
+        if before:
+            cells.append(fmt_ratio(row.ratios(Baseline.key, FLOORS[0])))
         body.append(cells)
     out.append(
         table(
@@ -370,10 +373,11 @@ def report(
                 "÷ floor orjson",
                 "÷ floor jiter",
                 "÷ floor + output",
+                *(["before ÷ floor orjson"] if before else []),
             ],
             body,
             markdown,
-            set(range(2, 12)),
+            set(range(2, 13)),
         )
     )
 
@@ -777,6 +781,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=float, help="size of the large synthetic streams in MB")
     parser.add_argument("--profile", action="store_true", help="profile streamnorm instead")
     parser.add_argument(
+        "--baseline",
+        metavar="SRC",
+        help="also time the streamnorm package under SRC (another checkout's src/): before/after",
+    )
+    parser.add_argument(
         "--verbose", action="store_true", help="list the fixtures each peer was not timed on"
     )
     parser.add_argument("--spin", nargs=4, help=argparse.SUPPRESS)
@@ -799,10 +808,13 @@ def main(argv: list[str] | None = None) -> int:
         ["text", "tool-100KB", "fixtures"] if args.quick else [*SYNTHETIC, "fixtures"]
     )
     apis = args.api or list(APIS)
-    available = [c for c in CONTENDERS if c.available() is None]
+    candidates = [*CONTENDERS, *([Baseline(args.baseline)] if args.baseline else [])]
+    available = [c for c in candidates if c.available() is None]
     if args.only:
         available = [
-            c for c in available if c.is_floor or c.key == "streamnorm" or c.key in args.only
+            c
+            for c in available
+            if c.is_floor or c.key in ("streamnorm", Baseline.key) or c.key in args.only
         ]
     rows: list[Row] = []
     for api in apis:
