@@ -35,8 +35,10 @@ from .events import (
     NormalizationError,
     PromptProgress,
     Start,
+    TextDelta,
     ThinkingDelta,
     ToolCallDelta,
+    _TextDelta,
     text_delta,
     thinking_delta,
     tool_call_delta,
@@ -450,7 +452,11 @@ class MessageBuilder:
             parts.append(delta)
             if len(parts) >= pieces.fold_at:
                 pieces.fold()
-            self.events.append(text_delta(block.index, delta))
+            event = _TextDelta()  # (text_delta, inlined: the call is 1 % of a text event)
+            event.index = block.index
+            event.delta = delta
+            event.__class__ = TextDelta
+            self.events.append(event)
             return
         block = self._get(key, "text")
         if block is None or not delta:

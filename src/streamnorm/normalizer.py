@@ -134,6 +134,8 @@ class StreamNormalizer:
         self._head = bytearray()  # the bytes before the framing is known
         self._blank = True  # only whitespace so far
         self._bytes = 0
+        # Payloads read by _interpret: whether one was read yet (the hot loop
+        # of _interpret_all, which counts none, runs only once one was).
         self._payloads = 0
         self._flushed = False
         self._builder: MessageBuilder | None = None
@@ -369,7 +371,6 @@ class StreamNormalizer:
                 except ValueError:
                     payload = None
                 if type(payload) is dict:  # (checked after: cheaper than a look at data[0])
-                    self._payloads += 1
                     try:
                         decoder.handle(name, payload)
                     except Exception as exc:
