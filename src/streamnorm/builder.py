@@ -879,7 +879,9 @@ class MessageBuilder:
 
     def set_usage(self, usage: Usage) -> None:
         """A cumulative usage snapshot; ``UsageUpdate`` when the counts changed."""
-        changed = usage != self._usage
+        old = self._usage
+        # (Output counts change most often: compared first, without a call.)
+        changed = usage.output_tokens != old.output_tokens or usage != old
         self._usage = usage
         if changed and not self.closed:
             if not self._started:
