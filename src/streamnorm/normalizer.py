@@ -170,23 +170,27 @@ class StreamNormalizer:
             return []
         if type(chunk) is not bytes:  # a bytearray or memoryview: copied once
             chunk = bytes(chunk)
-        limit = self._max_stream_bytes
-        over = limit is not None and self._bytes + len(chunk) > limit
-        if over:
-            assert limit is not None
-            chunk = chunk[: limit - self._bytes]
-        self._bytes += len(chunk)
-        if self._blank and chunk and not chunk.isspace():
+        total, limit = self._bytes + len(chunk), self._max_stream_bytes
+        if limit is not None and total > limit:
+            return self._feed_past_limit(chunk, limit)
+        self._bytes = total
+        if self._blank and not chunk.isspace():
             self._blank = False
         if self._framer is not None:
             self._frame(chunk)
         else:
             self._head_bytes(chunk)
-        if over and not self.closed:
+        return self._drain()
+
+    def _feed_past_limit(self, chunk: bytes, limit: int) -> list[Event]:
+        """`feed` of a chunk that crosses max_stream_bytes: the part within
+        the limit, then the limit error."""
+        events = self.feed(chunk[: limit - self._bytes])
+        if not self.closed:
             self._fail_limit(
                 "max_stream_bytes", f"the stream exceeded max_stream_bytes ({limit} bytes)"
             )
-        return self._drain()
+        return events + self._drain()
 
     def flush(self) -> list[Event]:
         """End of input: returns the final events, exactly one terminal."""
@@ -266,12 +270,11 @@ class StreamNormalizer:
         return True
 
     def _frame(self, chunk: bytes) -> None:
-        assert self._framer is not None
         if len(chunk) > _SLICE:
             self._frame_slices(chunk)
             return
         try:
-            self._interpret_all(self._framer.feed(chunk))
+            self._interpret_all(self._framer.feed(chunk))  # type: ignore[union-attr]  # (set)
         except FramingError as exc:
             self._framing_failed(exc)
 
