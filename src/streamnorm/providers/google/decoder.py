@@ -131,9 +131,11 @@ class GoogleDecoder(Decoder):
         else:
             self._content(payload)
         usage = payload.get("usageMetadata")
-        if type(usage) is dict and not _same_json(usage, self._usage_raw):
+        last = self._usage_raw
+        if type(usage) is dict and (usage != last or not _same_json(usage, last)):
             # Gemini repeats usageMetadata on every chunk, mostly unchanged:
-            # an identical snapshot would change nothing.
+            # an identical snapshot would change nothing. (Unequal is
+            # different JSON: the exact comparison only for an equal one.)
             self._usage_raw = usage
             self.builder.set_usage(to_usage(usage))
 
