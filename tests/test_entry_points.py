@@ -154,6 +154,7 @@ TYPOS = """
 """
 
 
+@pytest.mark.xdist_group("mypy-cache")  # the cache test_static.py's mypy run writes
 def test_a_type_checker_catches_typos_at_the_front_door(tmp_path: Path) -> None:
     mypy_api = pytest.importorskip("mypy.api")
     source = tmp_path / "typos.py"

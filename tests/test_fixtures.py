@@ -10,6 +10,7 @@ Truncation at every offset is tested in ``test_faults.py``.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,10 @@ def test_all_fixtures_are_found() -> None:
     assert len(ALL) == 110
 
 
+@functools.cache
 def _whole(path: Path) -> list[dict[str, Any]]:
+    """The events of ``path`` fed whole: the reference every chunking is
+    compared with, decoded once per fixture (not once per example)."""
     return dicts(run([path.read_bytes()], api_of(path)))
 
 

@@ -16,6 +16,10 @@ import pytest
 
 from .support import REPO
 
+#: One worker runs these and the type check of tests/test_entry_points.py, one
+#: after the other: both mypy runs share the repository's mypy cache.
+pytestmark = pytest.mark.xdist_group("mypy-cache")
+
 
 def _run(*command: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
