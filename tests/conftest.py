@@ -1,4 +1,5 @@
-"""Suite-wide ordering: the few tests that take seconds each run first.
+"""Suite-wide settings: the few tests that take seconds each run first, and
+the Python processes the tests start read compiled bytecode.
 
 The suite runs on every core (``-n auto`` in pyproject.toml); the workers
 take tests in collection order, so a long test collected last would keep one
@@ -6,9 +7,19 @@ worker busy while the others have finished. Starting with the longest ones
 (longest first, the rest in their usual order) lets the short tests fill in
 around them. The order changes nothing a test checks: none depends on
 another having run.
+
+Many tests run the ``streamnorm`` command (and the gateway) in a subprocess,
+as a user does. Where ``PYTHONDONTWRITEBYTECODE`` is set, each of those
+processes would compile the package from source again (a third of its start
+time); instead they share bytecode written to a temporary folder outside the
+repository (``PYTHONPYCACHEPREFIX``), removed at the end of the run.
 """
 
 from __future__ import annotations
+
+import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -43,3 +54,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Move the longest tests to the front; ``sort`` is stable, so every
     other test keeps its place relative to the rest."""
     items.sort(key=_rank)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Give the subprocesses of the run (the xdist workers included, which
+    start after this) one bytecode cache outside the repository."""
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE") or os.environ.get("PYTHONPYCACHEPREFIX"):
+        return  # bytecode is written beside the sources, or a cache is set
+    prefix = tempfile.mkdtemp(prefix="streamnorm-tests-pycache-")
+    os.environ["PYTHONPYCACHEPREFIX"] = prefix
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
+    config.add_cleanup(lambda: shutil.rmtree(prefix, ignore_errors=True))
