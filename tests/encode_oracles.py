@@ -10,6 +10,7 @@ shows up as a difference.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import warnings
 from dataclasses import dataclass, field
@@ -195,11 +196,23 @@ def responses_view(data: bytes) -> View:
 # google-genai: models.generate_content_stream()
 
 
+#: The bytes the google-genai client below answers its next request with.
+_GOOGLE_REPLY = [b""]
+
+
+@functools.cache
+def _google_client() -> genai.Client:
+    """One client for every read, answering with ``_GOOGLE_REPLY``: building
+    a google-genai client loads the CA bundle three times (60 ms, more than
+    most reads), and the client keeps nothing from one request to the next."""
+    transport = httpx.MockTransport(lambda request: _response(_GOOGLE_REPLY[0], httpx))
+    options = genai_types.HttpOptions(client_args={"transport": transport})
+    return genai.Client(api_key="key", http_options=options)
+
+
 def google_view(data: bytes) -> View:
-    options = genai_types.HttpOptions(
-        client_args={"transport": httpx.MockTransport(lambda request: _response(data, httpx))}
-    )
-    client = genai.Client(api_key="key", http_options=options)
+    _GOOGLE_REPLY[0] = data
+    client = _google_client()
     view = View()
     chunks = []
     try:

@@ -5,6 +5,7 @@ clients sending a body through a mock transport."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import json
 import re
@@ -208,20 +209,36 @@ def sdk_send(api: str, body: Mapping[str, Any]) -> Any:
     return captured.bodies[0]
 
 
-def _genai_send(body: Mapping[str, Any]) -> Any:
+#: Where the google-genai client below sends its next request.
+_GENAI_CAPTURE: list[Captured] = []
+
+
+@functools.cache
+def _genai_client() -> Any:
+    """One client for every send, its requests captured by the last
+    ``Captured`` in ``_GENAI_CAPTURE``: building a google-genai client loads
+    the CA bundle three times (60 ms), and the client keeps nothing from one
+    request to the next."""
     from google import genai
     from google.genai import types
 
+    transport = httpx.MockTransport(lambda request: _GENAI_CAPTURE[-1](request))
+    options = types.HttpOptions(httpx_client=httpx.Client(transport=transport))
+    return genai.Client(api_key="test", http_options=options)
+
+
+def _genai_send(body: Mapping[str, Any]) -> Any:
     reply = {
         "candidates": [
             {"content": {"role": "model", "parts": [{"text": "ok"}]}, "finishReason": "STOP"}
         ]
     }
     captured = Captured(200, reply)
-    options = types.HttpOptions(httpx_client=captured.client())
-    client = genai.Client(api_key="test", http_options=options)
+    _GENAI_CAPTURE[:] = [captured]
     contents, config = genai_request(body)
-    client.models.generate_content(model="gemini-2.5-flash", contents=contents, config=config)
+    _genai_client().models.generate_content(
+        model="gemini-2.5-flash", contents=contents, config=config
+    )
     assert len(captured.bodies) == 1
     return captured.bodies[0]
 
