@@ -13,6 +13,7 @@ shows it.
 from __future__ import annotations
 
 import base64
+import functools
 import re
 from dataclasses import replace
 from itertools import pairwise
@@ -47,28 +48,40 @@ API: ApiName = "google-generative-ai"
 PATHS = fixture_paths(API)
 
 
+#: The response body the clients below answer their next request with.
+_REPLY = [b""]
+
+
+def _respond(request: Any) -> Any:
+    assert request.url.params.get("alt") == "sse"
+    assert request.url.path.endswith(":streamGenerateContent")
+    return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=_REPLY[0])
+
+
+@functools.cache
+def _client(vertex: bool) -> Any:
+    """One client (of the Gemini API, or Vertex AI) for every read: building
+    a google-genai client loads the CA bundle three times (60 ms), and the
+    client keeps nothing from one request to the next."""
+    options = types.HttpOptions(client_args={"transport": httpx.MockTransport(_respond)})
+    if not vertex:
+        return genai.Client(api_key="key", http_options=options)
+    from google.oauth2.credentials import Credentials
+
+    return genai.Client(
+        vertexai=True,
+        project="project",
+        location="us-central1",
+        # google-auth ships without type hints.
+        credentials=Credentials(token="token"),  # type: ignore[no-untyped-call]
+        http_options=options,
+    )
+
+
 def sdk_chunks(data: bytes, *, vertex: bool = False) -> list[Any]:
     """What ``generate_content_stream`` yields for a response body of ``data``."""
-
-    def respond(request: Any) -> Any:
-        assert request.url.params.get("alt") == "sse"
-        assert request.url.path.endswith(":streamGenerateContent")
-        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=data)
-
-    options = types.HttpOptions(client_args={"transport": httpx.MockTransport(respond)})
-    if vertex:
-        from google.oauth2.credentials import Credentials
-
-        client = genai.Client(
-            vertexai=True,
-            project="project",
-            location="us-central1",
-            # google-auth ships without type hints.
-            credentials=Credentials(token="token"),  # type: ignore[no-untyped-call]
-            http_options=options,
-        )
-    else:
-        client = genai.Client(api_key="key", http_options=options)
+    _REPLY[0] = data
+    client = _client(vertex)
     return list(client.models.generate_content_stream(model="gemini-2.5-flash", contents="hi"))
 
 
