@@ -280,9 +280,17 @@ def _assert_results_follow(history: list[Message], out: list[Message]) -> None:
     """Every result of ``out`` follows its call: it answers a call of the
     nearest preceding assistant message, with only results in between, at
     most once; a kept result answers the call that had its id in the input
-    (a tool call through its tag, a client-executed item by its verbatim
-    ``call_id``); any other result is a synthetic error result."""
+    (a tool call through its tag ``n``, a client-executed item through its
+    item ``id``: a ``call_id`` that another turn reused is rewritten too);
+    any other result is a synthetic error result."""
     input_id = dict(_call_tags(history))  # call tag -> id it had in the input
+    item_call_id = {  # item id -> the call_id it had in the input
+        b.data["id"]: b.data["call_id"]
+        for m in history
+        if isinstance(m, AssistantMessage)
+        for b in m.content
+        if isinstance(b, ProviderBlock) and "call_id" in b.data
+    }
     result_of = {  # result label -> id it answered in the input
         m.content.split("|", 1)[0]: m.tool_call_id
         for m in history
@@ -310,8 +318,13 @@ def _assert_results_follow(history: list[Message], out: list[Message]) -> None:
             owners = [b for b in current.tool_calls if b.id == m.tool_call_id]
             if owners:
                 assert input_id[int(owners[0].arguments["n"])] == result_of[label]
-            else:
-                assert m.tool_call_id == result_of[label]
+                continue
+            (item, *_) = (
+                b
+                for b in current.content
+                if isinstance(b, ProviderBlock) and b.data.get("call_id") == m.tool_call_id
+            )
+            assert item_call_id[item.data["id"]] == result_of[label]
 
 
 #: Two stray results with the same content, each answering a call of its own
@@ -324,6 +337,28 @@ _SAME_CONTENT_STRAYS: list[Message] = [
 ]
 
 
+#: Two client-executed items of one turn with the same ``call_id``: the
+#: second is given a new one, and so is the result that answers it.
+_SHARED_ITEM_CALL_ID: list[Message] = [
+    assistant(
+        [
+            ProviderBlock(
+                "openai-responses",
+                "custom_tool_call",
+                {"id": f"it_{n}", "name": "sql", "input": "q", "call_id": "call_X"},
+            )
+            for n in (1, 2)
+        ],
+        provider="openai",
+        api="openai-responses",
+        model="gpt-5",
+    ),
+    ToolResultMessage("call_X", "sql", "a"),
+    ToolResultMessage("call_X", "sql", "b"),
+]
+
+
+@example(_SHARED_ITEM_CALL_ID)
 @example(_SAME_CONTENT_STRAYS)
 @example([assistant([call("call_a", n=1)]), ToolResultMessage("call_a", "bash", "")])
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
