@@ -1055,3 +1055,33 @@ def test_truncation_at_random_offsets(path: Path) -> None:
             assert isinstance(end, Done), (cut, end)
             assert end.message == full
     assert error_seen, "some cut falls before the stop value"
+
+
+_COUNT_FIELDS = (
+    "cachedContentTokenCount",
+    "thoughtsTokenCount",
+    "promptTokenCount",
+    "toolUsePromptTokenCount",
+    "candidatesTokenCount",
+)
+_COUNT_VALUES = (0, 1, 7, 2**63 - 1, 2**63, -1, -(2**70), True, False, 1.0, None, "3", [])
+
+
+def test_usage_counts_that_are_no_count_are_zero() -> None:
+    # Every count a chunk's usageMetadata may carry, valid or not: a count
+    # that is no integer in [0, 2**63) counts as 0 (bools and floats too),
+    # whatever the others are; the rest follow §4.4.
+    from streamnorm.providers.google.decoder import to_usage
+
+    def count(raw: dict[str, Any], field: str) -> int:
+        value = raw.get(field, 0)
+        return value if type(value) is int and 0 <= value < 2**63 else 0
+
+    rng = random.Random(4)
+    for _ in range(3000):
+        raw = {f: rng.choice(_COUNT_VALUES) for f in _COUNT_FIELDS if rng.random() < 0.8}
+        cached, thoughts, prompt, tool, candidates = (count(raw, f) for f in _COUNT_FIELDS)
+        usage = to_usage(raw)
+        assert usage.input_tokens == max(prompt + tool - cached, 0), raw
+        assert (usage.output_tokens, usage.cache_read_tokens) == (candidates + thoughts, cached)
+        assert usage.reasoning_tokens == thoughts and usage.raw is raw

@@ -21,7 +21,7 @@ from ..._json import dumps_compact
 from ...builder import MessageBuilder
 from ...json_writer import IncrementalJSONWriter
 from ...messages import StopReason, Usage
-from ..base import Decoder, as_counts, as_dict, as_list, as_str, error_of
+from ..base import MAX_COUNT, Decoder, as_counts, as_dict, as_list, as_str, error_of
 from .wire import METADATA_BLOCKS
 
 __all__ = ["GoogleDecoder"]
@@ -71,13 +71,21 @@ def to_usage(raw: dict[str, Any]) -> Usage:
     Gemini sends one with every chunk: the counts are checked together
     (`as_counts`)."""
     get = raw.get
-    cached, thoughts, prompt, tool_prompt, candidates = as_counts(
+    counts = cached, thoughts, prompt, tool_prompt, candidates = (
         get("cachedContentTokenCount", 0),
         get("thoughtsTokenCount", 0),
         get("promptTokenCount", 0),
         get("toolUsePromptTokenCount", 0),
         get("candidatesTokenCount", 0),
     )
+    # (as_counts' checks, unrolled: five ints, and their OR a count, which
+    # it is exactly when each one is.)
+    if not (
+        type(cached) is type(thoughts) is type(prompt) is type(tool_prompt) is int
+        and type(candidates) is int
+        and 0 <= cached | thoughts | prompt | tool_prompt | candidates < MAX_COUNT
+    ):
+        cached, thoughts, prompt, tool_prompt, candidates = as_counts(*counts)
     prompt += tool_prompt
     return Usage.of(
         prompt - cached if prompt > cached else 0, candidates + thoughts, cached, 0, thoughts, raw
