@@ -1064,7 +1064,21 @@ _COUNT_FIELDS = (
     "toolUsePromptTokenCount",
     "candidatesTokenCount",
 )
-_COUNT_VALUES = (0, 1, 7, 2**63 - 1, 2**63, -1, -(2**70), True, False, 1.0, None, "3", [])
+_COUNT_VALUES: tuple[Any, ...] = (
+    0,
+    1,
+    7,
+    2**63 - 1,
+    2**63,
+    -1,
+    -(2**70),
+    True,
+    False,
+    1.0,
+    None,
+    "3",
+    [],
+)
 
 
 def test_usage_counts_that_are_no_count_are_zero() -> None:
