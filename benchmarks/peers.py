@@ -227,12 +227,28 @@ def _output_recipe(api: str, chunks: list[bytes]) -> list[Recipe]:
 
 
 def message_view(message: Any) -> View:
-    content = message.content
+    """What a streamnorm message holds; its blocks are told apart by class
+    name, so that a message of the copy `Baseline` loads reads the same."""
+    blocks = [(type(b).__name__, b) for b in message.content]
     return View(
-        "".join(b.text for b in content if isinstance(b, TextBlock) and not b.refusal),
-        "".join(b.thinking for b in content if isinstance(b, ThinkingBlock)),
-        [(b.name, b.arguments) for b in content if isinstance(b, ToolCallBlock)],
+        "".join(b.text for k, b in blocks if k == TextBlock.__name__ and not b.refusal),
+        "".join(b.thinking for k, b in blocks if k == ThinkingBlock.__name__),
+        [(b.name, b.arguments) for k, b in blocks if k == ToolCallBlock.__name__],
     )
+
+
+def normalizing(normalizer: Any, api: str) -> Run:
+    """A run that feeds the chunks to ``normalizer(api)`` and returns its message."""
+
+    def run(body: bytes, chunks: list[bytes]) -> Any:
+        n = normalizer(api)
+        feed = n.feed
+        for chunk in chunks:
+            feed(chunk)
+        n.flush()
+        return n.message
+
+    return run
 
 
 class Streamnorm(Contender):
@@ -240,15 +256,7 @@ class Streamnorm(Contender):
     label = "streamnorm"
 
     def prepare(self, api: str) -> Run:
-        def run(body: bytes, chunks: list[bytes]) -> Any:
-            n = StreamNormalizer(resolve_api(api))
-            feed = n.feed
-            for chunk in chunks:
-                feed(chunk)
-            n.flush()
-            return n.message
-
-        return run
+        return normalizing(StreamNormalizer, resolve_api(api))
 
     def view(self, api: str, result: Any) -> View:
         return message_view(result)
@@ -283,26 +291,10 @@ class Baseline(Contender):
             module = importlib.util.module_from_spec(spec)
             sys.modules[name] = module  # (its relative imports find it here)
             spec.loader.exec_module(module)
-        normalizer, wire_api = module.StreamNormalizer, module.apis.resolve_api(api)
-
-        def run(body: bytes, chunks: list[bytes]) -> Any:
-            n = normalizer(wire_api)
-            feed = n.feed
-            for chunk in chunks:
-                feed(chunk)
-            n.flush()
-            return n.message
-
-        return run
+        return normalizing(module.StreamNormalizer, module.apis.resolve_api(api))
 
     def view(self, api: str, result: Any) -> View:
-        # Its block classes are the other copy's: told apart by name.
-        blocks = [(type(b).__name__, b) for b in result.content]
-        return View(
-            "".join(b.text for k, b in blocks if k == "TextBlock" and not b.refusal),
-            "".join(b.thinking for k, b in blocks if k == "ThinkingBlock"),
-            [(b.name, b.arguments) for k, b in blocks if k == "ToolCallBlock"],
-        )
+        return message_view(result)
 
 
 # ---------------------------------------------------------------------------
