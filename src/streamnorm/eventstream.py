@@ -353,9 +353,9 @@ class EventStreamDecoder:
         messages: list[EventStreamMessage] | None,
     ) -> tuple[int, _Bad | None]:
         """Check and cut the whole frames of ``data`` from ``pos`` on into
-        ``frames`` (see `_frames`); returns where the first unfinished frame starts and the
-        check that failed, whose offset is ``base`` (the stream offset of
-        ``data[0]``) plus where it is in ``data``.
+        ``frames`` (see `_frames`); returns where the first unfinished frame
+        starts and the check that failed, whose offset is ``base`` (the
+        stream offset of ``data[0]``) plus where it is in ``data``.
 
         The hot loop: per frame, two CRCs, three slices, one ``unpack`` and a
         dictionary lookup of the header block, all in C. The one ``unpack``

@@ -270,11 +270,13 @@ class StreamNormalizer:
         return True
 
     def _frame(self, chunk: bytes) -> None:
+        """Frame and interpret ``chunk``; called once `_framer` is set (no
+        assert here: this runs for every chunk)."""
         if len(chunk) > _SLICE:
             self._frame_slices(chunk)
             return
         try:
-            self._interpret_all(self._framer.feed(chunk))  # type: ignore[union-attr]  # (set)
+            self._interpret_all(self._framer.feed(chunk))  # type: ignore[union-attr]
         except FramingError as exc:
             self._framing_failed(exc)
 

@@ -68,8 +68,8 @@ def to_usage(raw: dict[str, Any]) -> Usage:
     """``usageMetadata`` → ``Usage`` (§4.4): the prompt count includes cached
     tokens; thoughts are reported beside the candidates, not inside them.
 
-    Gemini sends one with every chunk: the counts are checked together
-    (`as_counts`)."""
+    Gemini sends one with every chunk: the five counts are checked in one
+    expression, and only a snapshot that fails it goes through `as_counts`."""
     get = raw.get
     counts = cached, thoughts, prompt, tool_prompt, candidates = (
         get("cachedContentTokenCount", 0),
@@ -206,19 +206,14 @@ class GoogleDecoder(Decoder):
 
     def _parts(self, parts: list[Any]) -> None:
         for part in parts:
-            # The commonest parts of all, more text and more of the open
-            # streamed call, go the shortest way; the rest through _part.
-            if type(part) is dict and len(part) == 1:
-                if self._current_kind == _TEXT:
-                    text = part.get("text")
-                    if type(text) is str:
-                        self.builder.append_text(self._current, text)
-                        continue
-                elif self._current_kind == _CALL:
-                    call = part.get("functionCall")
-                    if type(call) is dict and not call.get("name") and self._args is not None:
-                        self._continue_call(call)
-                        continue
+            # More of the open streamed call, the commonest part of a tool
+            # stream, goes the shortest way (a chunk of one more text part
+            # does, before this: `_sole_text`); the rest through _part.
+            if type(part) is dict and len(part) == 1 and self._current_kind == _CALL:
+                call = part.get("functionCall")
+                if type(call) is dict and not call.get("name") and self._args is not None:
+                    self._continue_call(call)
+                    continue
             self._part(as_dict(part))
 
     def _candidate_end(self, candidate: dict[str, Any]) -> None:

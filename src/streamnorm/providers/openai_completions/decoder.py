@@ -199,8 +199,8 @@ class OpenAICompletionsDecoder(Decoder):
             if not (self._have_model and self._have_id):
                 self._start(payload, as_str(payload.get("id")))
             field, value = piece
-            if field == "content":  # (the commonest chunk of all: one call less)
-                if value:
+            if field == "content":  # the commonest chunk of all
+                if value:  # (_text, inlined: one call less on every text chunk)
                     self.builder.text(_TEXT, value)
             else:
                 self._piece(field, value)
@@ -256,8 +256,9 @@ class OpenAICompletionsDecoder(Decoder):
     #
     # Almost every chunk of a stream carries one piece of text, of reasoning
     # or of an open tool call's arguments, and nothing else. _sole_piece
-    # recognises that chunk in a few lookups; _piece then translates it with
-    # the same methods _delta uses, so the two paths cannot disagree.
+    # recognises that chunk in a few lookups; handle (content) and _piece (the
+    # rest) then translate it with the same methods _delta uses, so the two
+    # paths cannot disagree.
 
     def _sole_piece(self, payload: dict[str, Any]) -> tuple[str, Any] | None:
         """``(field, value)`` when the chunk is one piece of the selected,
@@ -314,10 +315,8 @@ class OpenAICompletionsDecoder(Decoder):
         return "tool_calls", (call, fragment)
 
     def _piece(self, field: str, value: Any) -> None:
-        if field == "content":
-            if value:  # (_text, inlined: the commonest chunk of all)
-                self.builder.text(_TEXT, value)
-        elif field == "tool_calls":
+        """A sole piece that is not content (`handle` takes that one)."""
+        if field == "tool_calls":
             call, fragment = value
             self._arguments(("tool", call), fragment)
         elif field:  # a reasoning field
