@@ -222,6 +222,95 @@ def _output_recipe(api: str, chunks: list[bytes]) -> list[Recipe]:
     return recipe
 
 
+#: Per api: the text of a text delta payload (else None), and the usage object
+#: a payload carries (else None) with its input and output count fields.
+_MINIMAL: dict[
+    str, tuple[Callable[[dict[str, Any]], Any], Callable[[dict[str, Any]], Any], str, str]
+] = {
+    ANTHROPIC: (
+        lambda p: p["delta"].get("text") if p.get("type") == "content_block_delta" else None,
+        lambda p: p.get("usage") or (p.get("message") or {}).get("usage"),
+        "input_tokens",
+        "output_tokens",
+    ),
+    RESPONSES: (
+        lambda p: p.get("delta") if p.get("type") == "response.output_text.delta" else None,
+        lambda p: (p.get("response") or {}).get("usage"),
+        "input_tokens",
+        "output_tokens",
+    ),
+    COMPLETIONS: (
+        lambda p: p["choices"][0]["delta"].get("content") if p.get("choices") else None,
+        lambda p: p.get("usage"),
+        "prompt_tokens",
+        "completion_tokens",
+    ),
+    GOOGLE: (
+        lambda p: (
+            p["candidates"][0]["content"]["parts"][0].get("text") if p.get("candidates") else None
+        ),
+        lambda p: p.get("usageMetadata"),
+        "promptTokenCount",
+        "candidatesTokenCount",
+    ),
+}
+
+
+class Minimal(Contender):
+    """The least a pure-Python normalizer of a text stream does, for a
+    reference that reads the chunks as streamnorm does: each chunk framed at
+    blank lines with the unfinished block carried to the next, each data
+    parsed with jiter, a ``TextDelta`` per text delta and a ``UsageUpdate``
+    per changed usage object (built as streamnorm builds them), the text
+    joined at the end. No checks, no state but the tail, the text and the
+    last usage: what streamnorm costs beyond it is what its rules cost."""
+
+    key = "minimal"
+    label = "minimal normalizer: chunks framed at blank lines + jiter + text and usage events"
+    is_floor = True
+    workloads = ("text", "text-events")
+
+    def available(self) -> str | None:
+        return _missing("jiter")
+
+    def prepare(self, api: str) -> Run:
+        import jiter
+
+        parse = jiter.from_json
+        text_of, usage_of, input_key, output_key = _MINIMAL[api]
+
+        def run(body: bytes, chunks: list[bytes]) -> str:
+            sep = b"\r\n\r\n" if body.find(b"\r\n", 0, 4096) >= 0 else b"\n\n"
+            tail, parts, events, last = b"", [], [], None
+            for chunk in chunks:
+                data = tail + chunk if tail else chunk
+                cut = data.rfind(sep) + len(sep)
+                tail = data[cut:]
+                for block in data[:cut].split(sep):
+                    i = block.find(b"data:")
+                    try:
+                        payload = parse(block[i + 5 :], allow_inf_nan=False)
+                    except ValueError:  # [DONE], or no data
+                        continue
+                    text = text_of(payload)
+                    if text:
+                        parts.append(text)
+                        events.append(text_delta(0, text))
+                    usage = usage_of(payload)
+                    if usage and usage != last:
+                        last = usage
+                        get = usage.get
+                        events.append(
+                            usage_update(Usage.of(get(input_key, 0), get(output_key, 0), raw=usage))
+                        )
+            return "".join(parts)
+
+        return run
+
+    def view(self, api: str, result: Any) -> View:
+        return View(text=result)
+
+
 # ---------------------------------------------------------------------------
 # streamnorm
 
@@ -751,6 +840,7 @@ CONTENDERS: list[Contender] = [
     Floor("floor-orjson", 'floor: split(b"\\n\\n") + orjson.loads', "orjson"),
     Floor("floor-jiter", 'floor: split(b"\\n\\n") + jiter.from_json', "jiter"),
     FloorAndOutput(),
+    Minimal(),
     Streamnorm(),
     AnthropicStream(),
     OpenAIResponses(),

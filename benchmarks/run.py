@@ -15,6 +15,10 @@ of 1-4 KiB, in one process:
 * the floor plus output: the orjson floor, then streamnorm's own delta and
   usage events for the stream built again as its builder builds them — the
   least a pure-Python normalizer spends on its output alone;
+* the minimal normalizer (text workloads): the same chunks framed at blank
+  lines with the unfinished block carried over, jiter, a ``TextDelta`` per
+  text delta and a ``UsageUpdate`` per changed usage object, the text joined:
+  a normalizer without any of streamnorm's checks and rules;
 * streamnorm: ``StreamNormalizer(api).feed(chunk)`` for each chunk, then
   ``flush()`` — every canonical event and the final message;
 * the official SDKs, each with its own accumulation (openai Chat Completions
@@ -101,9 +105,10 @@ SHORT = {
 TARGET_FLOOR = 2.0
 TARGET_SDK_TEXT = 20.0
 TARGET_SDK_TOOL = 50.0
-#: The references of the first table: the floor with each JSON library, and
-#: the orjson floor plus the construction of streamnorm's output events.
-FLOORS = ("floor-orjson", "floor-jiter", "floor-output")
+#: The references of the first table: the floor with each JSON library, the
+#: orjson floor plus the construction of streamnorm's output events, and the
+#: minimal normalizer (text workloads only).
+FLOORS = ("floor-orjson", "floor-jiter", "floor-output", "minimal")
 SDK_KEYS = ("anthropic", "openai-responses", "openai-create", "openai-stream", "google-genai")
 
 
@@ -264,7 +269,9 @@ def measure(
             row.problems["streamnorm"] = f"differs from the stream's content: {problem}"
         for c in contenders:
             theirs = views[c.key][0]
-            if c.is_floor or c.key == "streamnorm" or c.key in row.problems or theirs is None:
+            # (The floors return nothing to compare, except the minimal
+            # normalizer: its text, like a peer's, is checked.)
+            if c.key == "streamnorm" or c.key in row.problems or theirs is None:
                 continue
             problem = compare(ours, theirs)
             if problem:
@@ -368,16 +375,18 @@ def report(
                 "floor orjson MB/s",
                 "floor jiter MB/s",
                 "floor + output MB/s",
+                "minimal MB/s",
                 "streamnorm MB/s",
                 "events/s",
                 "÷ floor orjson",
                 "÷ floor jiter",
                 "÷ floor + output",
+                "÷ minimal",
                 *(["before ÷ floor orjson"] if before else []),
             ],
             body,
             markdown,
-            set(range(2, 13)),
+            set(range(2, 15)),
         )
     )
 
@@ -428,10 +437,11 @@ def report(
             cells.append(f"{med:.2f} {'met' if med <= TARGET_FLOOR else 'NOT met'}")
         else:
             cells.append("—")
-        if text is not None and "floor-output" in text.times:
-            cells.append(f"{statistics.median(text.ratios('floor-output', 'floor-orjson')):.2f}")
-        else:
-            cells.append("—")
+        for key in ("floor-output", "minimal"):
+            if text is not None and key in text.times:
+                cells.append(f"{statistics.median(text.ratios(key, 'floor-orjson')):.2f}")
+            else:
+                cells.append("—")
         events = by.get(("text-events", api))
         if events is not None and "floor-orjson" in events.times:
             cells.append(f"{statistics.median(events.ratios('streamnorm', 'floor-orjson')):.2f}")
@@ -452,6 +462,7 @@ def report(
                 "api",
                 f"text: ÷ floor (≤ {TARGET_FLOOR:g})",
                 "text: floor + output ÷ floor",
+                "text: minimal ÷ floor",
                 "text, one event per chunk: ÷ floor",
                 f"text: SDK ÷ streamnorm (≥ {TARGET_SDK_TEXT:g})",
                 f"tool 1 MB: SDK ÷ streamnorm (≥ {TARGET_SDK_TOOL:g})",

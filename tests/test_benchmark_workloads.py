@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+from typing import Any
 
 import pytest
 
@@ -44,3 +45,23 @@ def test_text_events_is_the_text_stream_one_wire_event_per_chunk(api: str) -> No
     blank = b"\r\n\r\n" if api == "google-generative-ai" else b"\n\n"
     assert all(c.endswith(blank) and blank not in c[: -len(blank)] for c in chunks)
     assert len(chunks) == events.bodies[0].count(blank)
+
+
+def _load(name: str) -> object:
+    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", ["text", "text-events"])
+@pytest.mark.parametrize("api", workloads.APIS)
+def test_the_minimal_normalizer_reads_the_text_the_stream_carries(api: str, name: str) -> None:
+    """The reference is timed only as a correct reader of the same chunks."""
+    peers: Any = sys.modules.get("peers") or _load("peers")
+    wl = workloads.synthetic_workload(api, name, 200_000)
+    assert wl.expect is not None
+    run = peers.Minimal().prepare(api)
+    assert run(wl.bodies[0], wl.chunks[0]) == "".join(wl.expect.text)

@@ -284,14 +284,17 @@ class OpenAICompletionsDecoder(Decoder):
             or not _RARE_CHUNK_FIELDS.isdisjoint(payload)
         ):
             return None
+        if not self.choices.selected_seen:
+            self.choices.selected_seen = True
+        content = delta.get("content")
+        if type(content) is str and len(delta) == 1:  # the commonest delta, without the loop
+            return ("content", content)
         piece: tuple[str, Any] | None = None
         for name, item in delta.items():
             if item is not None and name in DELTA_FIELDS:
                 if piece is not None:
                     return None  # two kinds of content: _delta orders them
                 piece = (name, item)
-        if not self.choices.selected_seen:
-            self.choices.selected_seen = True
         if piece is None:
             return ("", None)  # nothing that changes the message
         if piece[0] == "tool_calls":
