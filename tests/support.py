@@ -4,11 +4,14 @@ run bytes through the normalizer under a given chunking."""
 from __future__ import annotations
 
 import binascii
+import contextlib
+import hashlib
 import json
 import os
 import random
 import struct
-from collections.abc import Iterable, Sequence
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -200,3 +203,25 @@ def aws_frame_ends(data: bytes) -> list[int]:
         pos += int.from_bytes(data[pos : pos + 4], "big")
         ends.append(pos)
     return ends
+
+
+@contextlib.contextmanager
+def mypy_cache_held() -> Iterator[None]:
+    """Run mypy on the repository's cache alone. mypy's SQLite cache refuses
+    a second process that opens it while another sets it up ("database is
+    locked"), and the tests that run mypy may run at once on two workers:
+    their ``xdist_group`` keeps them on one worker only where pytest-xdist
+    applies it (it does not under every pytest release). A lock file in the
+    temporary directory, named for this checkout, makes them take turns."""
+    try:
+        import fcntl
+    except ImportError:  # no POSIX file locks: the xdist group alone
+        yield
+        return
+    name = hashlib.sha256(str(REPO).encode()).hexdigest()[:16]
+    with open(Path(tempfile.gettempdir()) / f"streamnorm-mypy-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)

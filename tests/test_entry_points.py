@@ -28,7 +28,7 @@ from streamnorm.integrations import sdk as sn_sdk
 from streamnorm.options import NormalizerOptions
 from streamnorm.providers import DECODERS
 
-from .support import REPO
+from .support import REPO, mypy_cache_held
 
 
 def _names_resolve_api_lists() -> set[str]:
@@ -159,9 +159,11 @@ def test_a_type_checker_catches_typos_at_the_front_door(tmp_path: Path) -> None:
     mypy_api = pytest.importorskip("mypy.api")
     source = tmp_path / "typos.py"
     source.write_text(textwrap.dedent(TYPOS))
-    out, err, status = mypy_api.run(
-        [str(source), "--strict", "--no-error-summary", "--cache-dir", str(REPO / ".mypy_cache")]
-    )
+    cache = str(REPO / ".mypy_cache")
+    with mypy_cache_held():
+        out, err, status = mypy_api.run(
+            [str(source), "--strict", "--no-error-summary", "--cache-dir", cache]
+        )
     assert status == 1, out + err
     errors = [line for line in out.splitlines() if ": error:" in line]
     lines = {int(line.split(":")[1]) for line in errors}

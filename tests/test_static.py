@@ -9,22 +9,25 @@ holds every change to that. The versions of both tools are bounded in the
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 
 import pytest
 
-from .support import REPO
+from .support import REPO, mypy_cache_held
 
 #: One worker runs these and the type check of tests/test_entry_points.py, one
-#: after the other: both mypy runs share the repository's mypy cache.
+#: after the other: both mypy runs share the repository's mypy cache (and
+#: take turns on it, `mypy_cache_held`, wherever they run).
 pytestmark = pytest.mark.xdist_group("mypy-cache")
 
 
 def _run(*command: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", *command], cwd=REPO, capture_output=True, text=True, check=False
-    )
+    with mypy_cache_held() if command[0] == "mypy" else contextlib.nullcontext():
+        return subprocess.run(
+            [sys.executable, "-m", *command], cwd=REPO, capture_output=True, text=True, check=False
+        )
 
 
 @pytest.mark.parametrize(
