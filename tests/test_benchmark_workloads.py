@@ -15,11 +15,20 @@ from streamnorm.apis import resolve_api
 
 from .support import REPO
 
-_spec = importlib.util.spec_from_file_location("workloads", REPO / "benchmarks" / "workloads.py")
-assert _spec is not None and _spec.loader is not None
-workloads = importlib.util.module_from_spec(_spec)
-sys.modules["workloads"] = workloads  # (its dataclasses look their module up)
-_spec.loader.exec_module(workloads)
+
+def _load(name: str) -> Any:
+    """A module of benchmarks/, registered under its name (its dataclasses
+    look their module up)."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+workloads = _load("workloads")
+peers = _load("peers")
 
 
 @pytest.mark.parametrize("api", workloads.APIS)
@@ -47,20 +56,10 @@ def test_text_events_is_the_text_stream_one_wire_event_per_chunk(api: str) -> No
     assert len(chunks) == events.bodies[0].count(blank)
 
 
-def _load(name: str) -> object:
-    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("name", ["text", "text-events"])
 @pytest.mark.parametrize("api", workloads.APIS)
 def test_the_minimal_normalizer_reads_the_text_the_stream_carries(api: str, name: str) -> None:
     """The reference is timed only as a correct reader of the same chunks."""
-    peers: Any = sys.modules.get("peers") or _load("peers")
     wl = workloads.synthetic_workload(api, name, 200_000)
     assert wl.expect is not None
     run = peers.Minimal().prepare(api)

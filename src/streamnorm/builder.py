@@ -38,12 +38,11 @@ from .events import (
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
-    UsageUpdate,
     _TextDelta,
-    _UsageUpdate,
     text_delta,
     thinking_delta,
     tool_call_delta,
+    usage_update,
 )
 from .messages import (
     AssistantMessage,
@@ -887,10 +886,7 @@ class MessageBuilder:
         if changed and not self.closed:
             if not self._started:
                 self._ensure_started()
-            event = _UsageUpdate()  # (usage_update, inlined: Gemini sends one a chunk)
-            event.usage = usage
-            event.__class__ = UsageUpdate
-            self.events.append(event)
+            self.events.append(usage_update(usage))
 
     @property
     def usage(self) -> Usage:

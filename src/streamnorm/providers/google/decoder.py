@@ -20,7 +20,7 @@ from typing import Any
 from ..._json import dumps_compact
 from ...builder import MessageBuilder
 from ...json_writer import IncrementalJSONWriter
-from ...messages import StopReason, Usage, _UsageFields
+from ...messages import StopReason, Usage
 from ..base import MAX_COUNT, Decoder, as_counts, as_dict, as_list, as_str, error_of
 from .wire import METADATA_BLOCKS
 
@@ -87,17 +87,9 @@ def to_usage(raw: dict[str, Any]) -> Usage:
     ):
         cached, thoughts, prompt, tool_prompt, candidates = as_counts(*counts)
     prompt += tool_prompt
-    # (Usage.of, inlined as builders of events are: one Usage a chunk.)
-    usage = _UsageFields()
-    usage.input_tokens = uncached = prompt - cached if prompt > cached else 0
-    usage.output_tokens = output = candidates + thoughts
-    usage.cache_read_tokens = cached
-    usage.cache_write_tokens = 0
-    usage.reasoning_tokens = thoughts
-    usage.total_tokens = uncached + output + cached
-    usage.raw = raw
-    usage.__class__ = Usage
-    return usage  # type: ignore[no-any-return]
+    return Usage.of(
+        prompt - cached if prompt > cached else 0, candidates + thoughts, cached, 0, thoughts, raw
+    )
 
 
 def _same_json(value: Any, other: Any) -> bool:
