@@ -412,6 +412,54 @@ async def test_httpx_async_idle_timeout_is_a_truncated_error(server: _Server) ->
     assert_truncated(events, r"IdleTimeout: .*idle_timeout=0\.3")
 
 
+# The openai and anthropic SDKs are built on httpx2, a fork of httpx with the
+# same API: the adapter reads responses of either client.
+try:
+    import httpx2
+except ImportError:  # pragma: no cover - the dev extra installs it (the SDKs need it)
+    HTTPX_LIBS: list[Any] = [httpx]
+else:
+    HTTPX_LIBS = [httpx, httpx2]
+
+
+@pytest.mark.parametrize("lib", HTTPX_LIBS, ids=lambda lib: lib.__name__)
+def test_httpx_adapter_reads_either_client(server: _Server, lib: Any) -> None:
+    api: ApiName = "anthropic-messages"
+    with (
+        lib.Client(timeout=lib.Timeout(TIMEOUT)) as client,
+        client.stream("POST", server.url("chunked", api, "sample"), json={"stream": True}) as r,
+    ):
+        events = list(sn_httpx.iter_events(r))
+    assert as_dicts(events) == expected(source_bytes(api, "sample"))
+    assert events[0].to_dict()["api"] == api
+
+
+@pytest.mark.parametrize("lib", HTTPX_LIBS, ids=lambda lib: lib.__name__)
+def test_httpx_adapter_read_timeout_of_either_client(server: _Server, lib: Any) -> None:
+    timeout = lib.Timeout(TIMEOUT, read=STALL_READ_TIMEOUT)
+    with (
+        lib.Client(timeout=timeout) as client,
+        client.stream("GET", server.url("stall", "openai-completions", "sample")) as r,
+    ):
+        events = list(sn_httpx.iter_events(r))
+    error = assert_truncated(events, TIMED_OUT)
+    assert "ReadTimeout" in error.reason
+
+
+@pytest.mark.parametrize("lib", HTTPX_LIBS, ids=lambda lib: lib.__name__)
+async def test_httpx_adapter_idle_timeout_of_either_async_client(
+    server: _Server, lib: Any
+) -> None:
+    started = time.monotonic()
+    async with (
+        lib.AsyncClient(timeout=lib.Timeout(TIMEOUT, read=None)) as client,
+        client.stream("GET", server.url("stall", "openai-responses", "sample")) as r,
+    ):
+        events = [e async for e in sn_httpx.aiter_events(r, idle_timeout=IDLE)]
+    assert time.monotonic() - started < TIMEOUT
+    assert_truncated(events, r"IdleTimeout: .*idle_timeout=0\.3")
+
+
 async def test_idle_timeout_passes_pieces_and_cancellation_through() -> None:
     async def slow() -> AsyncIterator[bytes]:
         yield b"a"
@@ -843,7 +891,7 @@ async def test_openai_sdk_async_idle_timeout(server: _Server) -> None:
     client = openai.AsyncOpenAI(
         base_url=server.origin() + "/sse/stall/openai-completions/sample",
         api_key="test",
-        timeout=httpx.Timeout(TIMEOUT, read=None),
+        timeout=openai.Timeout(TIMEOUT, read=None),
         max_retries=0,
     )
     async with client.chat.completions.with_streaming_response.create(
@@ -866,7 +914,7 @@ def test_openai_sdk_connection_cut(server: _Server) -> None:
 
 @needs_openai
 def test_openai_sdk_read_timeout(server: _Server) -> None:
-    timeout = httpx.Timeout(TIMEOUT, read=STALL_READ_TIMEOUT)
+    timeout = openai.Timeout(TIMEOUT, read=STALL_READ_TIMEOUT)
     client = _openai(server, "stall", "openai-completions", "sample", timeout=timeout)
     started = time.monotonic()
     with client.chat.completions.with_streaming_response.create(
@@ -1040,7 +1088,7 @@ async def test_async_chunk_events_idle_timeout(server: _Server) -> None:
         base_url=server.url("stall", "openai-completions", "sample"),
         api_key="sk-local",
         max_retries=0,
-        timeout=httpx.Timeout(TIMEOUT, read=None),
+        timeout=openai.Timeout(TIMEOUT, read=None),
     )
     stream = await client.chat.completions.create(model="m", messages=OPENAI_MESSAGES, stream=True)
     started = time.monotonic()
