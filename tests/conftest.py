@@ -13,13 +13,24 @@ as a user does. Where ``PYTHONDONTWRITEBYTECODE`` is set, each of those
 processes would compile the package from source again (a third of its start
 time); instead they share bytecode written to a temporary folder outside the
 repository (``PYTHONPYCACHEPREFIX``), removed at the end of the run.
+
+A failing test's report is built with the cyclic garbage collector paused.
+Formatting the failure parses the test's source (``ast.parse``); on CPython
+3.11 a collection that runs inside that parse and finalizes an object whose
+``__del__`` raises (the openai SDK's client when its constructor failed)
+re-enters the parser from the unraisable-exception hook, and the outer parse
+fails with ``SystemError: AST constructor recursion depth mismatch``
+(CPython gh-106905, pytest #10763): an internal error that ends the whole
+run. The garbage is collected once the report is made, outside the parser.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import tempfile
+from collections.abc import Generator
 
 import pytest
 
@@ -65,3 +76,16 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["PYTHONPYCACHEPREFIX"] = prefix
     del os.environ["PYTHONDONTWRITEBYTECODE"]
     config.add_cleanup(lambda: shutil.rmtree(prefix, ignore_errors=True))
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport() -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Build each report with the cyclic collector paused (see the module
+    docstring): no finalizer runs inside the parse of a failure's source."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        if was_enabled:
+            gc.enable()
