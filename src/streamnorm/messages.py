@@ -30,6 +30,7 @@ __all__ = [
     "Message",
     "ProviderBlock",
     "StopReason",
+    "SystemMessage",
     "TextBlock",
     "ThinkingBlock",
     "ToolCallBlock",
@@ -442,7 +443,24 @@ class ToolResultMessage:
         )
 
 
-Message = UserMessage | AssistantMessage | ToolResultMessage
+@dataclass(frozen=True, slots=True)
+class SystemMessage:
+    """A system or developer instruction given in the middle of the
+    conversation, kept at its place. ``role`` is how the client spelled it
+    (``"system"`` or ``"developer"``). System messages before the first turn
+    are not this: they are the request's system prompt (``Request.system``)."""
+
+    content: str | tuple[TextBlock, ...]
+    role: str = "system"
+
+    def to_dict(self) -> dict[str, Any]:
+        content: Any = (
+            self.content if isinstance(self.content, str) else [b.to_dict() for b in self.content]
+        )
+        return {"type": "system", "content": content, "role": self.role}
+
+
+Message = UserMessage | AssistantMessage | ToolResultMessage | SystemMessage
 
 
 def _user_content(c: Any) -> str | tuple[UserContent, ...]:
@@ -453,6 +471,16 @@ def _user_content(c: Any) -> str | tuple[UserContent, ...]:
         if not isinstance(p, (TextBlock, ImageBlock, DocumentBlock, ProviderBlock)):
             raise ValueError(f"user content cannot hold a {type(p).__name__}")
     return parts  # type: ignore[return-value]
+
+
+def _system_content(c: Any) -> str | tuple[TextBlock, ...]:
+    if isinstance(c, str):
+        return c
+    parts = tuple(block_from_dict(p) for p in c)
+    texts = tuple(p for p in parts if isinstance(p, TextBlock))
+    if len(texts) != len(parts):
+        raise ValueError("system content holds text blocks only")
+    return texts
 
 
 def message_from_dict(d: Mapping[str, Any]) -> Message:
@@ -468,6 +496,8 @@ def message_from_dict(d: Mapping[str, Any]) -> Message:
             bool(d.get("is_error")),
             d.get("cache"),
         )
+    if t == "system":
+        return SystemMessage(_system_content(d["content"]), d.get("role") or "system")
     if t == "assistant":
         content = tuple(block_from_dict(b) for b in d.get("content", ()))
         for b in content:

@@ -23,11 +23,13 @@ from ..messages import (
     ContentBlock,
     Message,
     StopReason,
+    SystemMessage,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
     ToolResultMessage,
     Usage,
+    UserContent,
 )
 from ..partial_json import parse_final_arguments
 from ..request import Extra, ProviderTool, Tool
@@ -45,9 +47,12 @@ __all__ = [
     "embedded_json",
     "extra_for",
     "fail",
+    "leading_system",
     "named_results",
     "parse_data_url",
     "provider_tools",
+    "system_content",
+    "system_note",
     "tool_call",
 ]
 
@@ -199,6 +204,54 @@ def named_results(messages: list[Message]) -> list[Message]:
         else m
         for m in messages
     ]
+
+
+# ---------------------------------------------------------------------------
+# System prompts and system messages (requests.md "System prompt")
+
+#: A system message's content: text, or text blocks.
+SystemContent = str | tuple[TextBlock, ...]
+
+
+def system_content(content: str | tuple[UserContent, ...], where: str, value: Any) -> SystemContent:
+    """Decoded message content as system content: text only, else a
+    ``ValueError`` naming the field."""
+    if isinstance(content, str):
+        return content
+    texts = tuple(b for b in content if isinstance(b, TextBlock))
+    if len(texts) != len(content):
+        raise fail(where, "a string or text parts", value)
+    return texts
+
+
+def leading_system(
+    found: Sequence[tuple[str | None, SystemContent]],
+) -> tuple[SystemContent | None, str | None]:
+    """The system prompt of the system/developer messages before the first
+    turn, in order (``(role, content)``; role None for an api's own system
+    field), and the role of the first: one message is itself, several are
+    the text blocks of all of them."""
+    if not found:
+        return None, None
+    role = found[0][0]
+    if len(found) == 1:
+        return found[0][1], role
+    blocks = tuple(
+        block
+        for _, content in found
+        for block in ((TextBlock(content),) if isinstance(content, str) else content)
+    )
+    return blocks, role
+
+
+def system_note(message: SystemMessage) -> str:
+    """A system message as text a user turn can carry (for apis whose only
+    system prompt is the one before the conversation), marked so that the
+    model reads an instruction, not the user's words."""
+    content = message.content
+    text = content if isinstance(content, str) else "\n\n".join(b.text for b in content)
+    tag = f"{message.role}-message"
+    return f"<{tag}>\n{text}\n</{tag}>"
 
 
 # ---------------------------------------------------------------------------

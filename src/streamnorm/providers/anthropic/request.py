@@ -22,6 +22,7 @@ from ...messages import (
     ImageBlock,
     Message,
     ProviderBlock,
+    SystemMessage,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
@@ -46,6 +47,8 @@ from ..codecbase import (
     fail,
     named_results,
     provider_tools,
+    system_content,
+    system_note,
     tool_call,
 )
 
@@ -174,6 +177,9 @@ def _messages(messages: list[Message]) -> list[dict[str, Any]]:
             push("user", _parts(m.content))
         elif isinstance(m, ToolResultMessage):
             push("user", [_result(m)])
+        elif isinstance(m, SystemMessage):
+            # Not every model or platform takes a system message here: a marked note.
+            push("user", [{"type": "text", "text": system_note(m)}])
         else:
             push("assistant", [p for p in map(_assistant_part, m.content) if p is not None])
     return out
@@ -510,8 +516,10 @@ def _decode_messages(value: Any, model: str | None, provider: str | None) -> lis
             message = _assistant(content, where, model, provider)
             if message is not None:
                 out.append(message)
+        elif role == "system":  # a system message in the conversation (newer models)
+            out.append(SystemMessage(system_content(_content(content, where), where, content)))
         else:
-            raise fail(f"messages[{i}].role", '"user" or "assistant"', role)
+            raise fail(f"messages[{i}].role", '"user", "assistant" or "system"', role)
     return named_results(out)
 
 

@@ -25,6 +25,7 @@ from ...messages import (
     ImageBlock,
     Message,
     ProviderBlock,
+    SystemMessage,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
@@ -49,6 +50,7 @@ from ..codecbase import (
     extra_for,
     fail,
     provider_tools,
+    system_note,
     tool_call,
 )
 from .wire import METADATA_BLOCKS
@@ -183,6 +185,8 @@ def _contents(messages: list[Message]) -> list[dict[str, Any]]:
             push("user", parts)
         elif isinstance(m, ToolResultMessage):
             push("user", [_response(m)])
+        elif isinstance(m, SystemMessage):  # Gemini's only system prompt is the first
+            push("user", [{"text": system_note(m)}])
         else:
             push("model", [p for p in map(_model_part, m.content) if p is not None])
     return out

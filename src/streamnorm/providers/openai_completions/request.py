@@ -23,6 +23,7 @@ from ...messages import (
     ImageBlock,
     Message,
     ProviderBlock,
+    SystemMessage,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
@@ -49,9 +50,11 @@ from ..codecbase import (
     embedded_json,
     extra_for,
     fail,
+    leading_system,
     named_results,
     parse_data_url,
     provider_tools,
+    system_content,
     tool_call,
 )
 from .decoder import REASONING_FIELDS
@@ -149,16 +152,17 @@ def _tool_message(m: ToolResultMessage) -> tuple[dict[str, Any], list[UserConten
     return {"role": "tool", "tool_call_id": m.tool_call_id, "content": parts}, moved
 
 
+def _system(role: str, system: str | tuple[TextBlock, ...]) -> dict[str, Any]:
+    content: Any = (
+        system if isinstance(system, str) else [{"type": "text", "text": b.text} for b in system]
+    )
+    return {"role": role, "content": content}
+
+
 def _messages(request: Request, messages: list[Message], provider: str | None) -> list[Any]:
     out: list[dict[str, Any]] = []
     if request.system is not None:
-        system = request.system
-        content: Any = (
-            system
-            if isinstance(system, str)
-            else [{"type": "text", "text": b.text} for b in system]
-        )
-        out.append({"role": request.system_role or "system", "content": content})
+        out.append(_system(request.system_role or "system", request.system))
     moved: list[UserContent] = []
     for m in messages:
         if not isinstance(m, ToolResultMessage) and moved:
@@ -166,6 +170,8 @@ def _messages(request: Request, messages: list[Message], provider: str | None) -
             moved = []
         if isinstance(m, UserMessage):
             out.append({"role": "user", "content": _content(m.content)})
+        elif isinstance(m, SystemMessage):
+            out.append(_system(m.role, m.content))
         elif isinstance(m, ToolResultMessage):
             message, images = _tool_message(m)
             out.append(message)
@@ -409,17 +415,17 @@ def _decode_messages(
     if not isinstance(value, list):
         raise fail("messages", "an array", value)
     out: list[Message] = []
-    system: Any = None
-    role_of_system: str | None = None
+    leading: list[tuple[str | None, str | tuple[TextBlock, ...]]] = []
     for i, raw in enumerate(value):
         where = f"messages[{i}]"
         m = Fields(raw, where)
         role = m.pop("role")
         if role in ("system", "developer"):
-            if out or system is not None:
-                raise ValueError(f"{where}: a {role} message after the first is not supported")
             system = _system_content(m.pop("content"), f"{where}.content")
-            role_of_system = "developer" if role == "developer" else None
+            if out:
+                out.append(SystemMessage(system, role))
+            else:  # before the first turn: part of the system prompt
+                leading.append((None if role == "system" else role, system))
         elif role == "user":
             out.append(UserMessage(_user_content(m.pop("content"), f"{where}.content")))
         elif role == "assistant":
@@ -436,16 +442,11 @@ def _decode_messages(
             raise fail(
                 f"{where}.role", '"system", "developer", "user", "assistant" or "tool"', role
             )
-    return named_results(out), (system, role_of_system)
+    return named_results(out), leading_system(leading)
 
 
 def _system_content(value: Any, where: str) -> str | tuple[TextBlock, ...]:
-    if isinstance(value, str):
-        return value
-    content = _user_content(value, where)
-    if isinstance(content, str) or not all(isinstance(b, TextBlock) for b in content):
-        raise fail(where, "a string or text parts", value)
-    return tuple(b for b in content if isinstance(b, TextBlock))
+    return system_content(_user_content(value, where), where, value)
 
 
 def _decode_tool(raw: Any, where: str) -> Tool | ProviderTool:

@@ -23,6 +23,7 @@ from ...messages import (
     ImageBlock,
     Message,
     ProviderBlock,
+    SystemMessage,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
@@ -50,9 +51,11 @@ from ..codecbase import (
     embedded_json,
     extra_for,
     fail,
+    leading_system,
     named_results,
     parse_data_url,
     provider_tools,
+    system_content,
     tool_call,
 )
 from .wire import MESSAGE_PARTS, item_signature
@@ -174,19 +177,24 @@ def _result_item(m: ToolResultMessage) -> dict[str, Any]:
     return {"type": "function_call_output", "call_id": m.tool_call_id, "output": output}
 
 
+def _system_item(role: str, system: str | tuple[TextBlock, ...]) -> dict[str, Any]:
+    content: Any = (
+        system
+        if isinstance(system, str)
+        else [{"type": "input_text", "text": b.text} for b in system]
+    )
+    return {"role": role, "content": content}
+
+
 def _input(request: Request, messages: list[Message]) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     if request.system is not None and request.system_role is not None:
-        system = request.system
-        content: Any = (
-            system
-            if isinstance(system, str)
-            else [{"type": "input_text", "text": b.text} for b in system]
-        )
-        items.append({"role": request.system_role, "content": content})
+        items.append(_system_item(request.system_role, request.system))
     for m in messages:
         if isinstance(m, UserMessage):
             items.append({"role": "user", "content": _input_content(m.content)})
+        elif isinstance(m, SystemMessage):
+            items.append(_system_item(m.role, m.content))
         elif isinstance(m, ToolResultMessage):
             items.append(_result_item(m))
         else:
@@ -404,7 +412,8 @@ class _Input:
         self.model, self.provider = model, provider
         self.messages: list[Message] = []
         self.turn: Turn | None = None
-        self.system: tuple[str, Any] | None = None  # (role, content) of a leading message
+        #: (role, content) of the system/developer messages before the first turn
+        self.leading: list[tuple[str | None, str | tuple[TextBlock, ...]]] = []
 
     def close(self) -> None:
         if self.turn is not None:
@@ -440,29 +449,24 @@ class _Input:
             self.current().add(ProviderBlock(API, str(kind), item))
 
     def role_message(self, role: str, content: Any, where: str) -> None:
+        decoded = _content(content, f"{where}.content")
         if role == "user":
-            self.messages.append(UserMessage(_content(content, f"{where}.content")))
-        elif not self.messages and self.system is None:
-            self.system = (role, content)
-        else:
-            raise ValueError(
-                f"{where}: a {role} message after the conversation started is not supported"
-            )
+            self.messages.append(UserMessage(decoded))
+            return
+        system = system_content(decoded, f"{where}.content", content)
+        if self.messages:
+            self.messages.append(SystemMessage(system, role))
+        else:  # before the first turn: part of the system prompt
+            self.leading.append((role, system))
 
 
-def _system(found: tuple[str, Any] | None, instructions: str | None) -> Any:
-    """``(system, system_role)`` from ``instructions`` or a leading message."""
-    if found is None:
-        return instructions, None
-    if instructions is not None:
-        raise ValueError("input[0]: a system message besides instructions is not supported")
-    role, content = found
-    if isinstance(content, str):
-        return content, role
-    blocks = _content(content, "input[0].content")
-    if not all(isinstance(b, TextBlock) for b in blocks):
-        raise fail("input[0].content", "text parts", content)
-    return blocks, role
+def _system(
+    leading: list[tuple[str | None, str | tuple[TextBlock, ...]]], instructions: str | None
+) -> tuple[str | tuple[TextBlock, ...] | None, str | None]:
+    """``(system, system_role)``: ``instructions`` first, then the leading
+    messages; the role is None (``instructions``) when it is there."""
+    found = [(None, instructions)] if instructions is not None else []
+    return leading_system([*found, *leading])
 
 
 def _decode_tool(raw: Any, where: str) -> Tool | ProviderTool:
@@ -546,7 +550,7 @@ def decode_request(
         reader.close()
     else:
         raise fail("input", "a string or an array", raw_input)
-    system, role = _system(reader.system, fields.typed("instructions", str))
+    system, role = _system(reader.leading, fields.typed("instructions", str))
     tools = tuple(
         _decode_tool(t, f"tools[{i}]") for i, t in enumerate(fields.typed("tools", list) or [])
     )

@@ -1,0 +1,280 @@
+"""Request bodies in the shapes real clients send (Codex CLI, pydantic-ai,
+Claude Code, google-genai, OpenAI's vision example), small and free of keys:
+none is refused, nothing in them is dropped on the way to another api, and
+what a target cannot take is refused naming the message and the part."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from streamnorm import (
+    Request,
+    SystemMessage,
+    TextBlock,
+    UserMessage,
+    decode_request,
+    encode_request,
+    message_from_dict,
+    validate_request_body,
+)
+
+APIS = ("anthropic-messages", "openai-responses", "openai-completions", "google-generative-ai")
+GEMINI_PATH = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+
+
+def _encode(request: Request, api: str) -> dict[str, Any]:
+    model = "gemini-2.5-flash" if api == "google-generative-ai" else "m-1"
+    body = dict(encode_request(Request(**{**_fields(request), "model": model}), api).body)
+    assert validate_request_body(body, api) == []
+    return body
+
+
+def _fields(request: Request) -> dict[str, Any]:
+    return {name: getattr(request, name) for name in Request.__dataclass_fields__}
+
+
+def _texts(value: Any) -> list[str]:
+    """Every string under a ``text`` key, in document order."""
+    if isinstance(value, dict):
+        own = [value["text"]] if isinstance(value.get("text"), str) else []
+        return own + [t for k, v in value.items() if k != "text" for t in _texts(v)]
+    if isinstance(value, list):
+        return [t for v in value for t in _texts(v)]
+    return []
+
+
+# ---------------------------------------------------------------------------
+# Several leading system / developer messages join the system prompt
+
+CODEX_BASE = "You are Codex, a coding agent based on GPT-5."
+CODEX_SKILLS = "<skills_instructions>## Skills\n- pdf: read PDFs</skills_instructions>"
+CODEX_ENV = "<environment_context>\n  <cwd>/repo</cwd>\n</environment_context>"
+
+
+def _developer(text: str) -> dict[str, Any]:
+    return {
+        "type": "message",
+        "role": "developer",
+        "content": [{"type": "input_text", "text": text}],
+    }
+
+
+def _user_item(text: str) -> dict[str, Any]:
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+
+
+def codex_body(*, instructions: bool) -> dict[str, Any]:
+    """Codex CLI's first request: base instructions (as ``instructions`` or
+    as a first developer message), then the skills as a developer message."""
+    leading = (
+        [_developer(CODEX_SKILLS)]
+        if instructions
+        else [_developer(CODEX_BASE), _developer(CODEX_SKILLS)]
+    )
+    body: dict[str, Any] = {
+        "model": "gpt-5-codex",
+        "input": [*leading, _user_item(CODEX_ENV), _user_item("list the files")],
+        "tools": [
+            {
+                "type": "function",
+                "name": "shell",
+                "description": "Runs a shell command",
+                "strict": False,
+                "parameters": {"type": "object", "properties": {"command": {"type": "array"}}},
+            }
+        ],
+        "tool_choice": "auto",
+        "parallel_tool_calls": False,
+        "reasoning": {"effort": "medium", "summary": "auto"},
+        "store": False,
+        "stream": True,
+        "include": ["reasoning.encrypted_content"],
+        "prompt_cache_key": "0199a1b2-c3d4",
+    }
+    if instructions:
+        body["instructions"] = CODEX_BASE
+    return body
+
+
+PYDANTIC_AI_CHAT: dict[str, Any] = {
+    "model": "gpt-4o",
+    "messages": [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "system", "content": "Reply in French."},
+        {"role": "user", "content": "What is the capital of Italy?"},
+    ],
+    "stream": True,
+    "stream_options": {"include_usage": True},
+}
+
+
+@pytest.mark.parametrize("instructions", [False, True], ids=["two-developers", "instructions"])
+def test_codex_leading_developer_messages_join_the_system_prompt(instructions: bool) -> None:
+    request = decode_request(codex_body(instructions=instructions), "openai-responses")
+    assert request.system == (TextBlock(CODEX_BASE), TextBlock(CODEX_SKILLS))
+    assert [type(m) for m in request.messages] == [UserMessage, UserMessage]
+    anthropic = _encode(request, "anthropic-messages")
+    assert anthropic["system"] == [
+        {"type": "text", "text": CODEX_BASE},
+        {"type": "text", "text": CODEX_SKILLS},
+    ]
+    gemini = _encode(request, "google-generative-ai")
+    assert _texts(gemini["systemInstruction"]) == [CODEX_BASE, CODEX_SKILLS]
+    chat = _encode(request, "openai-completions")
+    assert _texts(chat["messages"][0]) == [CODEX_BASE, CODEX_SKILLS]
+    assert [m["role"] for m in chat["messages"]] == [chat["messages"][0]["role"], "user", "user"]
+    again = _encode(request, "openai-responses")
+    if instructions:  # instructions first, then the developer message: one instructions text
+        assert again["instructions"] == f"{CODEX_BASE}\n\n{CODEX_SKILLS}"
+    else:  # one developer message with both texts in order
+        assert "instructions" not in again
+        assert again["input"][0]["role"] == "developer"
+        assert _texts(again["input"][0]) == [CODEX_BASE, CODEX_SKILLS]
+    assert [_texts(i) for i in again["input"][-2:]] == [[CODEX_ENV], ["list the files"]]
+
+
+def test_pydantic_ai_system_system_user() -> None:
+    request = decode_request(PYDANTIC_AI_CHAT, "openai-completions")
+    assert request.system == (
+        TextBlock("You are a helpful assistant."),
+        TextBlock("Reply in French."),
+    )
+    assert request.messages == (UserMessage("What is the capital of Italy?"),)
+    anthropic = _encode(request, "anthropic-messages")
+    assert _texts(anthropic["system"]) == ["You are a helpful assistant.", "Reply in French."]
+    responses = _encode(request, "openai-responses")
+    assert responses["instructions"] == "You are a helpful assistant.\n\nReply in French."
+    same = dict(encode_request(request, "openai-completions", sanitize=False).body)
+    assert [m["role"] for m in same["messages"]] == ["system", "user"]
+    assert _texts(same["messages"][0]) == ["You are a helpful assistant.", "Reply in French."]
+
+
+# ---------------------------------------------------------------------------
+# A system / developer message later in the conversation is carried
+
+
+CHAT_MID: dict[str, Any] = {
+    "model": "gpt-4o",
+    "messages": [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello."},
+        {"role": "system", "content": "The user is now on a phone: keep answers short."},
+        {"role": "user", "content": "Weather?"},
+    ],
+}
+
+RESPONSES_MID: dict[str, Any] = {
+    "model": "gpt-5",
+    "instructions": "You are Codex.",
+    "input": [
+        _user_item("fix the test"),
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "Done.", "annotations": []}],
+        },
+        _developer(
+            "<permissions instructions>approval policy is now never</permissions instructions>"
+        ),
+        _user_item("now commit"),
+    ],
+}
+
+CLAUDE_CODE_MID: dict[str, Any] = {
+    "model": "claude-sonnet-4-5",
+    "max_tokens": 32000,
+    "system": [{"type": "text", "text": "You are Claude Code."}],
+    "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "read a.py"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "It defines f."}]},
+        {"role": "system", "content": "The file a.py was modified by the user."},
+        {"role": "user", "content": [{"type": "text", "text": "and now?"}]},
+    ],
+}
+
+MID = "The user is now on a phone: keep answers short."
+
+
+def test_chat_system_message_mid_conversation_is_kept_at_its_place() -> None:
+    request = decode_request(CHAT_MID, "openai-completions")
+    assert request.system == "You are terse."
+    assert request.messages[2] == SystemMessage(MID)
+    same = dict(encode_request(request, "openai-completions", sanitize=False).body)
+    assert same == CHAT_MID  # the same body back
+    responses = _encode(request, "openai-responses")
+    assert responses["input"][2] == {"role": "system", "content": MID}
+    assert [i.get("role") for i in responses["input"]] == ["user", "assistant", "system", "user"]
+
+
+@pytest.mark.parametrize("api", ["anthropic-messages", "google-generative-ai"])
+def test_mid_conversation_system_message_is_a_marked_user_note(api: str) -> None:
+    request = decode_request(CHAT_MID, "openai-completions")
+    body = _encode(request, api)
+    turns = body["messages"] if api == "anthropic-messages" else body["contents"]
+    assert [t["role"] for t in turns] == [
+        "user",
+        "assistant" if api != "google-generative-ai" else "model",
+        "user",
+    ]
+    texts = _texts(turns[2])
+    assert len(texts) == 2 and texts[1] == "Weather?"
+    note = texts[0]
+    assert MID in note and note != MID  # marked, not passed off as the user's words
+    assert note.startswith("<system-message>") and note.endswith("</system-message>")
+
+
+def test_codex_developer_message_mid_conversation() -> None:
+    request = decode_request(RESPONSES_MID, "openai-responses")
+    text = "<permissions instructions>approval policy is now never</permissions instructions>"
+    assert request.messages[2] == SystemMessage((TextBlock(text),), "developer")
+    same = dict(encode_request(request, "openai-responses", sanitize=False).body)
+    assert same["input"][2] == {
+        "role": "developer",
+        "content": [{"type": "input_text", "text": text}],
+    }
+    chat = _encode(request, "openai-completions")
+    assert [m["role"] for m in chat["messages"]] == [
+        "system",
+        "user",
+        "assistant",
+        "developer",
+        "user",
+    ]
+    anthropic = _encode(request, "anthropic-messages")
+    assert anthropic["messages"][2]["content"][0]["text"] == (
+        f"<developer-message>\n{text}\n</developer-message>"
+    )
+
+
+def test_claude_code_system_message_mid_conversation() -> None:
+    request = decode_request(CLAUDE_CODE_MID, "anthropic-messages")
+    assert request.messages[2] == SystemMessage("The file a.py was modified by the user.")
+    chat = _encode(request, "openai-completions")
+    assert chat["messages"][3] == {
+        "role": "system",
+        "content": "The file a.py was modified by the user.",
+    }
+    anthropic = _encode(request, "anthropic-messages")
+    assert [m["role"] for m in anthropic["messages"]] == ["user", "assistant", "user"]
+
+
+def test_system_message_survives_to_dict_and_sanitize() -> None:
+    message = SystemMessage((TextBlock("a", cache="1h"),), "developer")
+    assert message_from_dict(message.to_dict()) == message
+    request = decode_request(RESPONSES_MID, "openai-responses")
+    assert Request.from_dict(request.to_dict()) == request
+
+
+def test_a_system_message_with_other_parts_names_the_field() -> None:
+    body = copy.deepcopy(CHAT_MID)
+    body["messages"][3]["content"] = [
+        {"type": "image_url", "image_url": {"url": "https://x/y.png"}}
+    ]
+    with pytest.raises(
+        ValueError, match=r"^messages\[3\]\.content: expected a string or text parts"
+    ):
+        decode_request(body, "openai-completions")
