@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from streamnorm import (
+    ImageBlock,
     Request,
     SystemMessage,
     TextBlock,
@@ -278,3 +279,118 @@ def test_a_system_message_with_other_parts_names_the_field() -> None:
         ValueError, match=r"^messages\[3\]\.content: expected a string or text parts"
     ):
         decode_request(body, "openai-completions")
+
+
+# ---------------------------------------------------------------------------
+# Images: ``detail`` is a rendering hint, the image always goes
+
+IMAGE_URL = "https://upload.wikimedia.org/wikipedia/commons/a/a7/Boardwalk.jpg"
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQ"
+
+
+def chat_vision(detail: str | None) -> dict[str, Any]:
+    """OpenAI's Chat vision example: a question and an image URL part."""
+    image: dict[str, Any] = {"url": IMAGE_URL}
+    if detail is not None:
+        image["detail"] = detail
+    return {
+        "model": "gpt-4o-mini",
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "What's in this image?"},
+                    {"type": "image_url", "image_url": image},
+                ],
+            }
+        ],
+        "max_tokens": 300,
+    }
+
+
+def responses_vision(detail: str | None) -> dict[str, Any]:
+    """OpenAI's Responses vision example (no ``detail``), or with one."""
+    image: dict[str, Any] = {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}"}
+    if detail is not None:
+        image["detail"] = detail
+    return {
+        "model": "gpt-4.1-mini",
+        "input": [
+            {
+                "role": "user",
+                "content": [{"type": "input_text", "text": "what's in this image?"}, image],
+            }
+        ],
+    }
+
+
+def _image_in(body: dict[str, Any], api: str) -> dict[str, Any]:
+    """The one image part of an encoded body's first user turn."""
+    turns = {
+        "anthropic-messages": "messages",
+        "openai-responses": "input",
+        "openai-completions": "messages",
+        "google-generative-ai": "contents",
+    }[api]
+    parts = body[turns][0]["parts" if api == "google-generative-ai" else "content"]
+    images = [
+        p
+        for p in parts
+        if p.get("type") in ("image", "input_image", "image_url")
+        or "inlineData" in p
+        or "fileData" in p
+    ]
+    assert len(images) == 1, parts
+    image: dict[str, Any] = images[0]
+    return image
+
+
+@pytest.mark.parametrize("detail", [None, "auto", "low", "high"])
+def test_chat_image_with_any_detail_reaches_every_api(detail: str | None) -> None:
+    body = chat_vision(detail)
+    request = decode_request(body, "openai-completions")
+    assert request.messages[0].content[1] == ImageBlock("", url=IMAGE_URL, detail=detail)
+    assert dict(encode_request(request, "openai-completions", sanitize=False).body) == body
+    anthropic = _image_in(_encode(request, "anthropic-messages"), "anthropic-messages")
+    assert anthropic == {"type": "image", "source": {"type": "url", "url": IMAGE_URL}}
+    gemini = _image_in(_encode(request, "google-generative-ai"), "google-generative-ai")
+    assert gemini == {"fileData": {"mimeType": "image/jpeg", "fileUri": IMAGE_URL}}
+    responses = _image_in(_encode(request, "openai-responses"), "openai-responses")
+    assert responses == {"type": "input_image", "image_url": IMAGE_URL, "detail": detail or "auto"}
+
+
+@pytest.mark.parametrize("detail", [None, "auto", "low", "high"])
+def test_responses_image_with_or_without_detail_reaches_every_api(detail: str | None) -> None:
+    body = responses_vision(detail)
+    request = decode_request(body, "openai-responses")
+    assert request.messages[0].content[1] == ImageBlock("image/png", PNG, detail=detail)
+    same = dict(encode_request(request, "openai-responses", sanitize=False).body)
+    # The same body; an absent detail is written as the API's default (the SDK requires one).
+    assert same["input"][0]["content"][1] == {
+        **body["input"][0]["content"][1],
+        "detail": detail or "auto",
+    }
+    anthropic = _image_in(_encode(request, "anthropic-messages"), "anthropic-messages")
+    assert anthropic["source"] == {"type": "base64", "media_type": "image/png", "data": PNG}
+    gemini = _image_in(_encode(request, "google-generative-ai"), "google-generative-ai")
+    assert gemini == {"inlineData": {"mimeType": "image/png", "data": PNG}}
+    chat = _image_in(_encode(request, "openai-completions"), "openai-completions")
+    expected = {"url": f"data:image/png;base64,{PNG}"}
+    assert chat == {
+        "type": "image_url",
+        "image_url": {**expected, **({"detail": detail} if detail else {})},
+    }
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_message_holding_only_an_image_is_sent(api: str) -> None:
+    body = chat_vision("high")
+    del body["messages"][0]["content"][0]
+    request = decode_request(body, "openai-completions")
+    sent = _encode(request, api)
+    assert _image_in(sent, api)
+
+
+def test_image_detail_survives_to_dict() -> None:
+    request = decode_request(chat_vision("low"), "openai-completions")
+    assert Request.from_dict(request.to_dict()) == request

@@ -257,18 +257,20 @@ class ProviderBlock:
 @dataclass(frozen=True, slots=True)
 class ImageBlock:
     """An image in a user message or tool result: inline base64 ``data`` or a
-    ``url``."""
+    ``url``. ``detail`` is the OpenAI apis' rendering hint (``"auto"``,
+    ``"low"``, ``"high"`` …; None when not given), sent where an api has one."""
 
     mime_type: str
     data: str | None = None
     url: str | None = None
     cache: str | None = None
+    detail: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return _with_cache(
-            {"type": "image", "mime_type": self.mime_type, "data": self.data, "url": self.url},
-            self.cache,
-        )
+        d = {"type": "image", "mime_type": self.mime_type, "data": self.data, "url": self.url}
+        if self.detail is not None:
+            d["detail"] = self.detail
+        return _with_cache(d, self.cache)
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,7 +340,9 @@ def block_from_dict(d: Mapping[str, Any]) -> ContentBlock | ImageBlock | Documen
     if t == "provider":
         return ProviderBlock(d["api"], d["kind"], dict(d.get("data") or {}))
     if t == "image":
-        return ImageBlock(d["mime_type"], d.get("data"), d.get("url"), d.get("cache"))
+        return ImageBlock(
+            d["mime_type"], d.get("data"), d.get("url"), d.get("cache"), d.get("detail")
+        )
     if t == "document":
         return DocumentBlock(
             d.get("mime_type", ""),

@@ -76,7 +76,10 @@ def _part(block: UserContent) -> dict[str, Any] | None:
         return {"type": "text", "text": block.text}
     if isinstance(block, ImageBlock):
         url = data_url(block.mime_type, block.data) if block.data is not None else block.url
-        return {"type": "image_url", "image_url": {"url": url}}
+        image: dict[str, Any] = {"url": url}
+        if block.detail is not None:
+            image["detail"] = block.detail
+        return {"type": "image_url", "image_url": image}
     if isinstance(block, DocumentBlock):
         file: dict[str, Any] = {}
         if block.file_id is not None:
@@ -288,15 +291,16 @@ def _canonical_part(part: dict[str, Any], where: str) -> UserContent | None:
             raise fail(f"{where}.text", "a string", text)
         return TextBlock(text)
     if kind == "image_url":
-        url = (
-            part.get("image_url", {}).get("url")
-            if isinstance(part.get("image_url"), dict)
-            else None
-        )
+        image = part.get("image_url")
+        url = image.get("url") if isinstance(image, dict) else None
         if not isinstance(url, str):
             raise fail(f"{where}.image_url.url", "a string", url)
+        detail = image.get("detail") if isinstance(image, dict) else None
+        if not isinstance(detail, str | None):
+            raise fail(f"{where}.image_url.detail", "a string", detail)
         inline = parse_data_url(url)
-        return ImageBlock(*inline) if inline else ImageBlock("", url=url)
+        mime, data = inline if inline else ("", None)
+        return ImageBlock(mime, data, None if inline else url, detail=detail)
     if kind == "file" and isinstance(part.get("file"), dict):
         file = part["file"]
         inline = (

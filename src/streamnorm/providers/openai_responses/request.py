@@ -77,7 +77,8 @@ def _input_part(block: UserContent) -> dict[str, Any] | None:
         return {"type": "input_text", "text": block.text}
     if isinstance(block, ImageBlock):
         url = data_url(block.mime_type, block.data) if block.data is not None else block.url
-        return {"type": "input_image", "image_url": url, "detail": "auto"}
+        # The SDK requires a detail; "auto" is the API's default.
+        return {"type": "input_image", "image_url": url, "detail": block.detail or "auto"}
     if isinstance(block, DocumentBlock):
         part: dict[str, Any] = {"type": "input_file"}
         if block.file_id is not None:
@@ -299,9 +300,12 @@ def _canonical_part(part: dict[str, Any], where: str) -> UserContent | None:
             raise fail(f"{where}.text", "a string", text)
         return TextBlock(text)
     if kind == "input_image" and isinstance(part.get("image_url"), str):
-        url = part["image_url"]
+        url, detail = part["image_url"], part.get("detail")
+        if not isinstance(detail, str | None):
+            raise fail(f"{where}.detail", "a string", detail)
         inline = parse_data_url(url)
-        return ImageBlock(*inline) if inline else ImageBlock("", url=url)
+        mime, data = inline if inline else ("", None)
+        return ImageBlock(mime, data, None if inline else url, detail=detail)
     if kind == "input_file":
         inline = (
             parse_data_url(part["file_data"]) if isinstance(part.get("file_data"), str) else None
@@ -321,10 +325,17 @@ def _input_block(part: Any, where: str) -> UserContent:
     if not isinstance(part, dict):
         raise fail(where, "an object", part)
     canonical = _canonical_part(part, where)
-    if canonical is not None and _input_part(canonical) == part:
+    if canonical is not None and _input_part(canonical) == _with_default_detail(part):
         return canonical
     kind = part.get("type")
     return ProviderBlock(API, kind if isinstance(kind, str) else "unknown", part)
+
+
+def _with_default_detail(part: dict[str, Any]) -> dict[str, Any]:
+    """An image part without ``detail`` is one with the API's default."""
+    if part.get("type") == "input_image" and "detail" not in part:
+        return {**part, "detail": "auto"}
+    return part
 
 
 def _content(value: Any, where: str) -> str | tuple[UserContent, ...]:
