@@ -5,6 +5,7 @@ what a target cannot take is refused naming the message and the part."""
 
 from __future__ import annotations
 
+import base64
 import copy
 from typing import Any
 
@@ -394,3 +395,62 @@ def test_a_message_holding_only_an_image_is_sent(api: str) -> None:
 def test_image_detail_survives_to_dict() -> None:
     request = decode_request(chat_vision("low"), "openai-completions")
     assert Request.from_dict(request.to_dict()) == request
+
+
+# ---------------------------------------------------------------------------
+# Bytes from google-genai (URL-safe base64) cross into standard base64
+
+#: Bytes whose base64 differs between the alphabets (``+``/``/`` vs ``-``/``_``).
+RAW = b"\x89PNG\r\n\xfb\xef\xff\xfffi\xbf\xbf"
+
+
+def genai_image_body(data: str) -> dict[str, Any]:
+    """google-genai's body for ``[prompt, Part.from_bytes(data=…, mime_type=…)]``."""
+    return {
+        "contents": [
+            {
+                "role": "user",
+                "parts": [
+                    {"text": "Describe this image."},
+                    {"inlineData": {"data": data, "mimeType": "image/png"}},
+                ],
+            }
+        ],
+        "generationConfig": {"temperature": 0.2},
+    }
+
+
+@pytest.mark.parametrize("padded", [True, False])
+def test_gemini_url_safe_base64_becomes_standard_base64_elsewhere(padded: bool) -> None:
+    url_safe = base64.urlsafe_b64encode(RAW).decode()
+    standard = base64.b64encode(RAW).decode()
+    assert url_safe != standard and "-" in url_safe and "_" in url_safe
+    body = genai_image_body(url_safe if padded else url_safe.rstrip("="))
+    request = decode_request(body, "google-generative-ai", path=GEMINI_PATH)
+    same = dict(encode_request(request, "google-generative-ai", sanitize=False).body)
+    assert same["contents"] == body["contents"]  # Gemini takes both alphabets: as it came
+    anthropic = _image_in(_encode(request, "anthropic-messages"), "anthropic-messages")
+    assert anthropic["source"]["data"] == standard
+    assert base64.b64decode(anthropic["source"]["data"], validate=True) == RAW
+    chat = _image_in(_encode(request, "openai-completions"), "openai-completions")
+    assert chat["image_url"]["url"] == f"data:image/png;base64,{standard}"
+    responses = _image_in(_encode(request, "openai-responses"), "openai-responses")
+    assert responses["image_url"] == f"data:image/png;base64,{standard}"
+
+
+def test_gemini_url_safe_pdf_becomes_standard_base64_elsewhere() -> None:
+    url_safe = base64.urlsafe_b64encode(b"%PDF-1.4\n\xfb\xff\xfe").decode()
+    standard = base64.b64encode(b"%PDF-1.4\n\xfb\xff\xfe").decode()
+    body = genai_image_body(url_safe)
+    body["contents"][0]["parts"][1]["inlineData"]["mimeType"] = "application/pdf"
+    request = decode_request(body, "google-generative-ai", path=GEMINI_PATH)
+    anthropic = _encode(request, "anthropic-messages")["messages"][0]["content"][1]
+    assert anthropic["source"] == {
+        "type": "base64",
+        "media_type": "application/pdf",
+        "data": standard,
+    }
+    chat = _encode(request, "openai-completions")["messages"][0]["content"][1]
+    assert chat["file"]["file_data"] == f"data:application/pdf;base64,{standard}"
+    responses = _encode(request, "openai-responses")["input"][0]["content"][1]
+    assert responses["file_data"] == f"data:application/pdf;base64,{standard}"

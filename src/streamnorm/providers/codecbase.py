@@ -51,6 +51,7 @@ __all__ = [
     "named_results",
     "parse_data_url",
     "provider_tools",
+    "standard_base64",
     "system_content",
     "system_note",
     "tool_call",
@@ -390,7 +391,22 @@ def drive(
 
 
 def data_url(mime_type: str, data: str) -> str:
-    return f"data:{mime_type};base64,{data}"
+    """A ``data:`` URL of base64 ``data``, in the standard alphabet."""
+    return f"data:{mime_type};base64,{standard_base64(data)}"
+
+
+_URL_SAFE = str.maketrans("-_", "+/")
+
+
+def standard_base64(data: str) -> str:
+    """``data`` in the standard base64 alphabet, padded, as Anthropic and
+    OpenAI take it: google-genai (and Gemini clients after it) write bytes
+    URL-safe (``-``/``_``), often unpadded. Standard base64 is returned as it
+    is. Linear in the length."""
+    if "-" not in data and "_" not in data:
+        return data
+    data = data.translate(_URL_SAFE)
+    return data + "=" * (-len(data) % 4)
 
 
 def parse_data_url(url: str) -> tuple[str, str] | None:

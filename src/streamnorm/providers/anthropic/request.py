@@ -47,6 +47,7 @@ from ..codecbase import (
     fail,
     named_results,
     provider_tools,
+    standard_base64,
     system_content,
     system_note,
     tool_call,
@@ -85,7 +86,7 @@ def _user_part(block: UserContent) -> dict[str, Any] | None:
         return _with_cache({"type": "text", "text": block.text}, block.cache)
     if isinstance(block, ImageBlock):
         source: dict[str, Any] = (
-            {"type": "base64", "media_type": block.mime_type, "data": block.data}
+            {"type": "base64", "media_type": block.mime_type, "data": standard_base64(block.data)}
             if block.data is not None
             else {"type": "url", "url": block.url}
         )
@@ -103,7 +104,8 @@ def _document(block: DocumentBlock) -> dict[str, Any]:
     elif block.mime_type == "text/plain":
         source = {"type": "text", "media_type": "text/plain", "data": block.data or ""}
     else:
-        source = {"type": "base64", "media_type": block.mime_type, "data": block.data or ""}
+        data = standard_base64(block.data or "")
+        source = {"type": "base64", "media_type": block.mime_type, "data": data}
     part: dict[str, Any] = {"type": "document", "source": source}
     if block.name:
         part["title"] = block.name
