@@ -7,21 +7,30 @@ from __future__ import annotations
 
 import base64
 import copy
+import re
 from typing import Any
 
 import pytest
 
 from streamnorm import (
+    AssistantMessage,
+    DocumentBlock,
     ImageBlock,
     Request,
+    StopReason,
     SystemMessage,
     TextBlock,
+    ToolCallBlock,
+    ToolResultMessage,
+    Usage,
     UserMessage,
     decode_request,
     encode_request,
     message_from_dict,
     validate_request_body,
 )
+
+from .request_support import sdk_validate
 
 APIS = ("anthropic-messages", "openai-responses", "openai-completions", "google-generative-ai")
 GEMINI_PATH = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
@@ -454,3 +463,129 @@ def test_gemini_url_safe_pdf_becomes_standard_base64_elsewhere() -> None:
     assert chat["file"]["file_data"] == f"data:application/pdf;base64,{standard}"
     responses = _encode(request, "openai-responses")["input"][0]["content"][1]
     assert responses["file_data"] == f"data:application/pdf;base64,{standard}"
+
+
+# ---------------------------------------------------------------------------
+# Audio and office documents: what each api takes, the rest refused by name
+
+WAV = base64.b64encode(b"RIFF\x24\x00\x00\x00WAVEfmt ").decode()
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+
+
+def genai_file_body(mime: str, data: str) -> dict[str, Any]:
+    """google-genai's body for ``["Transcribe this.", Part.from_bytes(...)]``."""
+    return {
+        "contents": [
+            {"role": "user", "parts": [{"text": "Hello"}]},
+            {"role": "model", "parts": [{"text": "Hi! Send the file."}]},
+            {
+                "role": "user",
+                "parts": [
+                    {"text": "Transcribe this."},
+                    {"inlineData": {"mimeType": mime, "data": data}},
+                ],
+            },
+        ]
+    }
+
+
+def _gemini(mime: str, data: str = WAV) -> Request:
+    return decode_request(genai_file_body(mime, data), "google-generative-ai", path=GEMINI_PATH)
+
+
+@pytest.mark.parametrize(
+    ("mime", "audio_format"),
+    [("audio/x-wav", "wav"), ("audio/wav", "wav"), ("audio/mp3", "mp3"), ("audio/mpeg", "mp3")],
+)
+def test_wav_and_mp3_go_to_chat_as_input_audio(mime: str, audio_format: str) -> None:
+    url_safe = base64.urlsafe_b64encode(b"ID3\xfb\xef\xff\xfe").decode()
+    request = _gemini(mime, url_safe)
+    part = _encode(request, "openai-completions")["messages"][2]["content"][1]
+    standard = base64.b64encode(b"ID3\xfb\xef\xff\xfe").decode()
+    assert part == {
+        "type": "input_audio",
+        "input_audio": {"data": standard, "format": audio_format},
+    }
+    assert sdk_validate("openai-completions", _encode(request, "openai-completions")) == []
+
+
+def test_chat_input_audio_is_read_and_reaches_gemini() -> None:
+    body = {
+        "model": "gpt-4o-audio-preview",
+        "modalities": ["text"],
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "What is in this recording?"},
+                    {"type": "input_audio", "input_audio": {"data": WAV, "format": "wav"}},
+                ],
+            }
+        ],
+    }
+    request = decode_request(body, "openai-completions")
+    assert request.messages[0].content[1] == DocumentBlock("audio/wav", WAV)
+    assert dict(encode_request(request, "openai-completions", sanitize=False).body) == body
+    gemini = _encode(request, "google-generative-ai")["contents"][0]["parts"][1]
+    assert gemini == {"inlineData": {"mimeType": "audio/wav", "data": WAV}}
+
+
+@pytest.mark.parametrize(
+    ("mime", "api"),
+    [
+        ("audio/x-wav", "anthropic-messages"),
+        ("audio/mp3", "anthropic-messages"),
+        (DOCX, "anthropic-messages"),
+        ("audio/wav", "openai-responses"),
+        ("audio/ogg", "openai-completions"),
+        (DOCX, "openai-completions"),
+        (DOCX, "google-generative-ai"),
+    ],
+)
+def test_media_a_target_refuses_is_a_value_error_naming_the_part(mime: str, api: str) -> None:
+    request = (
+        decode_request(genai_file_body(mime, WAV), "google-generative-ai", path=GEMINI_PATH)
+        if api != "google-generative-ai"
+        else Request(
+            "gemini-2.5-flash", (UserMessage((TextBlock("Summarise."), DocumentBlock(mime, WAV))),)
+        )
+    )
+    where = (
+        r"messages\[2\]\.content\[1\]"
+        if api != "google-generative-ai"
+        else (r"messages\[0\]\.content\[1\]")
+    )
+    with pytest.raises(ValueError, match=rf"^{where}: {re.escape(mime)} cannot be sent to {api}"):
+        encode_request(request, api)
+
+
+@pytest.mark.parametrize(
+    ("mime", "api"),
+    [
+        ("application/pdf", "anthropic-messages"),
+        ("text/plain", "anthropic-messages"),
+        ("application/pdf", "openai-completions"),
+        (DOCX, "openai-responses"),
+        ("application/pdf", "openai-responses"),
+        ("audio/x-wav", "google-generative-ai"),
+    ],
+)
+def test_media_a_target_takes_is_sent(mime: str, api: str) -> None:
+    document = DocumentBlock(mime, "SGVsbG8=", name="f")
+    request = Request("m-1", (UserMessage((TextBlock("Summarise."), document)),))
+    body = _encode(request, api)
+    assert "SGVsbG8=" in str(body) or "Hello" in str(body)
+
+
+def test_a_refused_part_in_a_tool_result_is_named() -> None:
+    result = ToolResultMessage("call_1", "record", (DocumentBlock("audio/wav", WAV),))
+    call = ToolCallBlock("call_1", "record", {}, "{}")
+    turn = AssistantMessage(
+        (call,), "openai-completions", "gpt-4o", StopReason.TOOL_USE, None, Usage(), None
+    )
+    request = Request("m-1", (UserMessage("record me"), turn, result))
+    with pytest.raises(
+        ValueError,
+        match=r"^messages\[2\]\.content\[0\]: audio/wav cannot be sent to anthropic-messages",
+    ):
+        encode_request(request, "anthropic-messages")

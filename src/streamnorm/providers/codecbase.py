@@ -21,6 +21,8 @@ from ..events import Event
 from ..messages import (
     AssistantMessage,
     ContentBlock,
+    DocumentBlock,
+    ImageBlock,
     Message,
     StopReason,
     SystemMessage,
@@ -30,6 +32,7 @@ from ..messages import (
     ToolResultMessage,
     Usage,
     UserContent,
+    UserMessage,
 )
 from ..partial_json import parse_final_arguments
 from ..request import Extra, ProviderTool, Tool
@@ -37,6 +40,7 @@ from .base import Decoder
 
 __all__ = [
     "Fields",
+    "MediaTypes",
     "Turn",
     "arguments_text",
     "call_names",
@@ -51,6 +55,7 @@ __all__ = [
     "named_results",
     "parse_data_url",
     "provider_tools",
+    "refuse_unsupported_media",
     "standard_base64",
     "system_content",
     "system_note",
@@ -384,6 +389,48 @@ def drive(
     if events is not None:
         events.extend(builder.events)
     return builder.message
+
+
+# ---------------------------------------------------------------------------
+# Media an api takes
+
+
+@dataclass(frozen=True)
+class MediaTypes:
+    """The media types an api takes in images and in documents (files,
+    audio). An entry ending with ``/`` is a prefix (``"image/"``)."""
+
+    images: tuple[str, ...]
+    documents: tuple[str, ...]
+
+    def accepts(self, block: ImageBlock | DocumentBlock) -> bool:
+        """Whether ``block`` can go; a block of unknown type (a URL or a
+        stored file without one) is not refused."""
+        mime = block.mime_type.lower()
+        types = self.images if isinstance(block, ImageBlock) else self.documents
+        return not mime or any(mime.startswith(t) if t[-1] == "/" else mime == t for t in types)
+
+    def describe(self) -> str:
+        def names(types: tuple[str, ...]) -> str:
+            return ", ".join(t + "*" if t[-1] == "/" else t for t in types)
+
+        return f"images {names(self.images)}; documents {names(self.documents)}"
+
+
+def refuse_unsupported_media(messages: Sequence[Message], api: str, media: MediaTypes) -> None:
+    """``ValueError`` naming the first image or document (in a user message
+    or a tool result) whose type ``api`` refuses: it would otherwise be
+    dropped, or be a 400 from the provider that names nothing of the
+    caller's. Linear in the number of blocks."""
+    for i, m in enumerate(messages):
+        if not isinstance(m, (UserMessage, ToolResultMessage)) or isinstance(m.content, str):
+            continue
+        for j, block in enumerate(m.content):
+            if isinstance(block, (ImageBlock, DocumentBlock)) and not media.accepts(block):
+                raise ValueError(
+                    f"messages[{i}].content[{j}]: {block.mime_type} cannot be sent to {api}"
+                    f" (it takes {media.describe()})"
+                )
 
 
 # ---------------------------------------------------------------------------

@@ -41,6 +41,7 @@ from ...request import (
 )
 from ..codecbase import (
     Fields,
+    MediaTypes,
     Turn,
     deep_merge,
     extra_for,
@@ -53,12 +54,17 @@ from ..codecbase import (
     tool_call,
 )
 
-__all__ = ["DEFAULT_MAX_TOKENS", "decode_request", "encode_request", "validate_body"]
+__all__ = ["DEFAULT_MAX_TOKENS", "MEDIA", "decode_request", "encode_request", "validate_body"]
 
 API = "anthropic-messages"
 VERSION = "2023-06-01"
 #: ``max_tokens`` is required; this is sent when the request has none.
 DEFAULT_MAX_TOKENS = 4096
+
+#: Image sources and document blocks the API takes (plain text as a text source).
+MEDIA = MediaTypes(
+    ("image/jpeg", "image/png", "image/gif", "image/webp"), ("application/pdf", "text/plain")
+)
 
 _CHOICES = {"auto": "auto", "none": "none", "any": "required"}
 _CHOICES_BACK = {v: k for k, v in _CHOICES.items()}

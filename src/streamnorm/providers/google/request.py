@@ -44,6 +44,7 @@ from ...request import (
 )
 from ..codecbase import (
     Fields,
+    MediaTypes,
     Turn,
     deep_merge,
     embedded_json,
@@ -55,9 +56,24 @@ from ..codecbase import (
 )
 from .wire import METADATA_BLOCKS
 
-__all__ = ["decode_request", "encode_request", "validate_body"]
+__all__ = ["MEDIA", "decode_request", "encode_request", "validate_body"]
 
 API = "google-generative-ai"
+
+#: Inline and file data Gemini takes: images, audio, video, PDF and text
+#: (code included); office documents are refused ("Unsupported MIME type").
+MEDIA = MediaTypes(
+    ("image/",),
+    (
+        "application/pdf",
+        "application/json",
+        "application/x-",
+        "text/",
+        "audio/",
+        "video/",
+        "image/",
+    ),
+)
 
 _MODES = {"AUTO": "auto", "NONE": "none", "ANY": "required"}
 _MODES_BACK = {v: k for k, v in _MODES.items()}

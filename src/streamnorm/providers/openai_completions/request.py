@@ -42,6 +42,7 @@ from ...request import (
 )
 from ..codecbase import (
     Fields,
+    MediaTypes,
     Turn,
     arguments_text,
     data_url,
@@ -54,14 +55,29 @@ from ..codecbase import (
     named_results,
     parse_data_url,
     provider_tools,
+    standard_base64,
     system_content,
     tool_call,
 )
 from .decoder import REASONING_FIELDS
 
-__all__ = ["decode_request", "encode_request", "validate_body"]
+__all__ = ["MEDIA", "decode_request", "encode_request", "validate_body"]
 
 API = "openai-completions"
+
+#: ``input_audio`` formats by media type, and the media type of each format.
+AUDIO_FORMATS = {
+    "audio/wav": "wav",
+    "audio/x-wav": "wav",
+    "audio/wave": "wav",
+    "audio/vnd.wave": "wav",
+    "audio/mp3": "mp3",
+    "audio/mpeg": "mp3",
+}
+_AUDIO_TYPES = {"wav": "audio/wav", "mp3": "audio/mp3"}
+
+#: Images; PDF files (the only ``file`` parts Chat takes) and WAV/MP3 audio.
+MEDIA = MediaTypes(("image/",), ("application/pdf", *AUDIO_FORMATS))
 
 #: Hosts that take ``max_completion_tokens`` and no reasoning replay fields.
 OPENAI_HOSTS = frozenset(("openai", "azure"))
@@ -80,6 +96,10 @@ def _part(block: UserContent) -> dict[str, Any] | None:
         if block.detail is not None:
             image["detail"] = block.detail
         return {"type": "image_url", "image_url": image}
+    audio = AUDIO_FORMATS.get(block.mime_type.lower()) if isinstance(block, DocumentBlock) else None
+    if isinstance(block, DocumentBlock) and audio is not None and block.data is not None:
+        data = standard_base64(block.data)
+        return {"type": "input_audio", "input_audio": {"data": data, "format": audio}}
     if isinstance(block, DocumentBlock):
         file: dict[str, Any] = {}
         if block.file_id is not None:
@@ -301,6 +321,11 @@ def _canonical_part(part: dict[str, Any], where: str) -> UserContent | None:
         inline = parse_data_url(url)
         mime, data = inline if inline else ("", None)
         return ImageBlock(mime, data, None if inline else url, detail=detail)
+    if kind == "input_audio" and isinstance(part.get("input_audio"), dict):
+        data, audio = part["input_audio"].get("data"), part["input_audio"].get("format")
+        if isinstance(data, str) and audio in _AUDIO_TYPES:
+            return DocumentBlock(_AUDIO_TYPES[audio], data)
+        return None
     if kind == "file" and isinstance(part.get("file"), dict):
         file = part["file"]
         inline = (

@@ -43,6 +43,7 @@ from ...request import (
 from ..base import as_list
 from ..codecbase import (
     Fields,
+    MediaTypes,
     Turn,
     arguments_text,
     data_url,
@@ -60,9 +61,13 @@ from ..codecbase import (
 )
 from .wire import MESSAGE_PARTS, item_signature
 
-__all__ = ["decode_request", "encode_request", "validate_body"]
+__all__ = ["MEDIA", "decode_request", "encode_request", "validate_body"]
 
 API = "openai-responses"
+
+#: Images, and the files ``input_file`` takes (documents, text, code and
+#: spreadsheets; no audio or video).
+MEDIA = MediaTypes(("image/",), ("application/", "text/"))
 
 #: Item id prefixes the API checks (requests.md §9.2 rule 2).
 ID_PREFIXES = {"message": "msg_", "reasoning": "rs_", "function_call": "fc_"}
