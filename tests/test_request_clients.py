@@ -8,8 +8,10 @@ from __future__ import annotations
 import base64
 import copy
 import re
+from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 
 from streamnorm import (
@@ -30,7 +32,18 @@ from streamnorm import (
     validate_request_body,
 )
 
+from .gateway_support import (
+    GATEWAY_KEY,
+    NAMED_MODELS,
+    WAIT,
+    FakeUpstream,
+    Reply,
+    ServerThread,
+    running_gateway,
+    sse_events,
+)
 from .request_support import sdk_validate
+from .support import FIXTURES, needs_fixtures
 
 APIS = ("anthropic-messages", "openai-responses", "openai-completions", "google-generative-ai")
 GEMINI_PATH = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
@@ -589,3 +602,61 @@ def test_a_refused_part_in_a_tool_result_is_named() -> None:
         match=r"^messages\[2\]\.content\[0\]: audio/wav cannot be sent to anthropic-messages",
     ):
         encode_request(request, "anthropic-messages")
+
+
+# ---------------------------------------------------------------------------
+# Through the gateway: the same bodies on cross-API routes
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeUpstream]:
+    yield FakeUpstream()
+
+
+@pytest.fixture(scope="module")
+def gateway(fake: FakeUpstream) -> Iterator[str]:
+    with ServerThread(fake) as up, running_gateway(up.url) as (_, gw):
+        yield gw.url
+
+
+def _upstream_answers(fake: FakeUpstream, api: str) -> str:
+    model = NAMED_MODELS[api]
+    fake.script(model, Reply(200, sse_events((FIXTURES / api / "text-basic.sse").read_bytes())))
+    return model
+
+
+@needs_fixtures
+def test_gateway_serves_codex_on_an_anthropic_upstream(gateway: str, fake: FakeUpstream) -> None:
+    model = _upstream_answers(fake, "anthropic-messages")
+    body = {**codex_body(instructions=False), "model": "named.anthropic"}
+    headers = {"authorization": f"Bearer {GATEWAY_KEY}"}
+    reply = httpx.post(f"{gateway}/v1/responses", json=body, headers=headers, timeout=WAIT)
+    assert reply.status_code == 200, reply.text
+    sent = fake.requests_for(model)[-1].body
+    assert _texts(sent["system"]) == [CODEX_BASE, CODEX_SKILLS]
+
+
+@needs_fixtures
+def test_gateway_carries_an_image_only_message_to_gemini(gateway: str, fake: FakeUpstream) -> None:
+    model = _upstream_answers(fake, "google-generative-ai")
+    body = {**chat_vision("high"), "model": "named.gemini", "stream": True}
+    del body["messages"][0]["content"][0]
+    headers = {"authorization": f"Bearer {GATEWAY_KEY}"}
+    reply = httpx.post(f"{gateway}/v1/chat/completions", json=body, headers=headers, timeout=WAIT)
+    assert reply.status_code == 200, reply.text
+    sent = fake.requests_for(model)[-1].body
+    assert sent["contents"][0]["parts"] == [
+        {"fileData": {"mimeType": "image/jpeg", "fileUri": IMAGE_URL}}
+    ]
+
+
+@needs_fixtures
+def test_gateway_refuses_audio_for_anthropic_in_the_clients_format(gateway: str) -> None:
+    body = genai_file_body("audio/x-wav", WAV)
+    path = "/v1beta/models/named.anthropic:generateContent"
+    headers = {"x-goog-api-key": GATEWAY_KEY}
+    reply = httpx.post(gateway + path, json=body, headers=headers, timeout=WAIT)
+    assert reply.status_code == 400
+    error = reply.json()["error"]
+    assert error["message"].startswith("messages[2].content[1]: audio/x-wav cannot be sent")
+    assert error["status"] == "INVALID_ARGUMENT"
