@@ -268,6 +268,20 @@ def test_codex_developer_message_mid_conversation() -> None:
         "developer",
         "user",
     ]
+    # Compatible servers other than OpenAI's know "system" only.
+    other = encode_request(request, "openai-completions", provider="deepseek").body
+    assert [m["role"] for m in other["messages"]] == [
+        "system",
+        "user",
+        "assistant",
+        "system",
+        "user",
+    ]
+    codex = decode_request(codex_body(instructions=False), "openai-responses")
+    assert (
+        encode_request(codex, "openai-completions", provider="vllm").body["messages"][0]["role"]
+        == "system"
+    )
     anthropic = _encode(request, "anthropic-messages")
     assert anthropic["messages"][2]["content"][0]["text"] == (
         f"<developer-message>\n{text}\n</developer-message>"

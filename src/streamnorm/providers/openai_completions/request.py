@@ -182,10 +182,17 @@ def _system(role: str, system: str | tuple[TextBlock, ...]) -> dict[str, Any]:
     return {"role": role, "content": content}
 
 
+def _role(role: str | None, provider: str | None) -> str:
+    """A system message's role: ``developer`` for OpenAI's own hosts only
+    (many compatible servers know ``system`` alone)."""
+    openai = (provider or "openai").lower() in OPENAI_HOSTS
+    return "developer" if role == "developer" and openai else "system"
+
+
 def _messages(request: Request, messages: list[Message], provider: str | None) -> list[Any]:
     out: list[dict[str, Any]] = []
     if request.system is not None:
-        out.append(_system(request.system_role or "system", request.system))
+        out.append(_system(_role(request.system_role, provider), request.system))
     moved: list[UserContent] = []
     for m in messages:
         if not isinstance(m, ToolResultMessage) and moved:
@@ -194,7 +201,7 @@ def _messages(request: Request, messages: list[Message], provider: str | None) -
         if isinstance(m, UserMessage):
             out.append({"role": "user", "content": _content(m.content)})
         elif isinstance(m, SystemMessage):
-            out.append(_system(m.role, m.content))
+            out.append(_system(_role(m.role, provider), m.content))
         elif isinstance(m, ToolResultMessage):
             message, images = _tool_message(m)
             out.append(message)
