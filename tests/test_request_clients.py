@@ -674,3 +674,75 @@ def test_gateway_refuses_audio_for_anthropic_in_the_clients_format(gateway: str)
     error = reply.json()["error"]
     assert error["message"].startswith("messages[2].content[1]: audio/x-wav cannot be sent")
     assert error["status"] == "INVALID_ARGUMENT"
+
+
+# ---------------------------------------------------------------------------
+# Plain text files: text in the canonical block, base64 only on the wire
+
+NOTES = "Meeting notes: ship on Friday. Ünïcode ok."
+
+
+def test_gemini_text_file_becomes_an_anthropic_text_document() -> None:
+    url_safe = base64.urlsafe_b64encode(NOTES.encode()).decode().rstrip("=")
+    request = _gemini("text/plain", url_safe)
+    assert request.messages[2].content[1] == DocumentBlock("text/plain", NOTES)
+    anthropic = _encode(request, "anthropic-messages")["messages"][2]["content"][1]
+    assert anthropic == {
+        "type": "document",
+        "source": {"type": "text", "media_type": "text/plain", "data": NOTES},
+    }
+
+
+def test_anthropic_text_document_is_base64_where_the_api_takes_bytes() -> None:
+    body = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 1024,
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "document",
+                        "source": {"type": "text", "media_type": "text/plain", "data": NOTES},
+                        "title": "notes.txt",
+                    },
+                    {"type": "text", "text": "When do we ship?"},
+                ],
+            }
+        ],
+    }
+    request = decode_request(body, "anthropic-messages")
+    encoded = base64.b64encode(NOTES.encode()).decode()
+    gemini = _encode(request, "google-generative-ai")["contents"][0]["parts"][0]
+    assert gemini == {"inlineData": {"mimeType": "text/plain", "data": encoded}}
+    responses = _encode(request, "openai-responses")["input"][0]["content"][0]
+    assert responses == {
+        "type": "input_file",
+        "file_data": f"data:text/plain;base64,{encoded}",
+        "filename": "notes.txt",
+    }
+    chat = _encode(request, "openai-completions")["messages"][0]["content"][0]
+    assert chat == {"type": "text", "text": f"[notes.txt]\n{NOTES}"}
+
+
+@pytest.mark.parametrize("api", ["google-generative-ai", "openai-responses"])
+def test_a_text_file_round_trips_on_its_own_api(api: str) -> None:
+    encoded = base64.b64encode(NOTES.encode()).decode()
+    if api == "google-generative-ai":
+        body = genai_file_body("text/plain", encoded)
+    else:
+        part = {"type": "input_file", "file_data": f"data:text/plain;base64,{encoded}"}
+        body = {"model": "gpt-5", "input": [{"role": "user", "content": [part]}]}
+    request = decode_request(body, api, path=GEMINI_PATH)
+    assert DocumentBlock("text/plain", NOTES) in request.messages[-1].content
+    assert dict(encode_request(request, api, sanitize=False).body) == {
+        k: v for k, v in body.items() if k != "model"
+    } | ({"model": "gpt-5"} if api == "openai-responses" else {})
+
+
+def test_a_text_file_that_is_not_utf8_is_kept_as_it_came() -> None:
+    latin1 = base64.b64encode("café".encode("latin-1")).decode()
+    body = genai_file_body("text/plain", latin1)
+    request = decode_request(body, "google-generative-ai", path=GEMINI_PATH)
+    same = dict(encode_request(request, "google-generative-ai", sanitize=False).body)
+    assert same["contents"] == body["contents"]

@@ -10,6 +10,7 @@ left is exactly what the canonical model does not cover: it becomes
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -46,11 +47,13 @@ __all__ = [
     "call_names",
     "data_url",
     "deep_merge",
+    "document_base64",
     "drive",
     "effort_for_budget",
     "embedded_json",
     "extra_for",
     "fail",
+    "inline_document",
     "leading_system",
     "named_results",
     "parse_data_url",
@@ -454,6 +457,39 @@ def standard_base64(data: str) -> str:
         return data
     data = data.translate(_URL_SAFE)
     return data + "=" * (-len(data) % 4)
+
+
+#: The one document type whose canonical ``data`` is its text, not base64.
+PLAIN_TEXT = "text/plain"
+
+
+def inline_document(
+    mime_type: str,
+    data: str,
+    url: str | None = None,
+    file_id: str | None = None,
+    name: str | None = None,
+) -> DocumentBlock:
+    """A document from inline base64 (either alphabet): a plain-text one
+    holds its text, as every api's plain-text document is read (Anthropic's
+    text source), when the bytes are UTF-8."""
+    if mime_type.lower() == PLAIN_TEXT:
+        try:
+            standard = standard_base64(data)
+            standard += "=" * (-len(standard) % 4)
+            data = base64.b64decode(standard, validate=True).decode()
+        except ValueError:  # not base64 of UTF-8 text: the bytes as they came
+            pass
+    return DocumentBlock(mime_type, data, url, file_id, name)
+
+
+def document_base64(block: DocumentBlock) -> str:
+    """A document's inline data as base64: a plain-text document's text
+    encoded (standard alphabet), any other data as it is."""
+    data = block.data or ""
+    if block.mime_type.lower() == PLAIN_TEXT:
+        return base64.b64encode(data.encode()).decode()
+    return data
 
 
 def parse_data_url(url: str) -> tuple[str, str] | None:

@@ -51,6 +51,7 @@ from ..codecbase import (
     embedded_json,
     extra_for,
     fail,
+    inline_document,
     leading_system,
     named_results,
     parse_data_url,
@@ -76,8 +77,9 @@ AUDIO_FORMATS = {
 }
 _AUDIO_TYPES = {"wav": "audio/wav", "mp3": "audio/mp3"}
 
-#: Images; PDF files (the only ``file`` parts Chat takes) and WAV/MP3 audio.
-MEDIA = MediaTypes(("image/",), ("application/pdf", *AUDIO_FORMATS))
+#: Images; PDF files (the only ``file`` parts Chat takes), WAV/MP3 audio, and
+#: plain text (sent as a text part, as OpenAI's file guide says).
+MEDIA = MediaTypes(("image/",), ("application/pdf", "text/plain", *AUDIO_FORMATS))
 
 #: Hosts that take ``max_completion_tokens`` and no reasoning replay fields.
 OPENAI_HOSTS = frozenset(("openai", "azure"))
@@ -100,6 +102,8 @@ def _part(block: UserContent) -> dict[str, Any] | None:
     if isinstance(block, DocumentBlock) and audio is not None and block.data is not None:
         data = standard_base64(block.data)
         return {"type": "input_audio", "input_audio": {"data": data, "format": audio}}
+    if isinstance(block, DocumentBlock) and block.mime_type.lower() == "text/plain" and block.data:
+        return {"type": "text", "text": f"[{block.name or 'document'}]\n{block.data}"}
     if isinstance(block, DocumentBlock):
         file: dict[str, Any] = {}
         if block.file_id is not None:
@@ -339,13 +343,10 @@ def _canonical_part(part: dict[str, Any], where: str) -> UserContent | None:
             parse_data_url(file["file_data"]) if isinstance(file.get("file_data"), str) else None
         )
         name = file.get("filename")
-        return DocumentBlock(
-            inline[0] if inline else "",
-            inline[1] if inline else None,
-            None,
-            file.get("file_id"),
-            name if isinstance(name, str) else None,
-        )
+        name = name if isinstance(name, str) else None
+        if inline:
+            return inline_document(inline[0], inline[1], None, file.get("file_id"), name)
+        return DocumentBlock("", None, None, file.get("file_id"), name)
     return None
 
 

@@ -48,10 +48,12 @@ from ..codecbase import (
     arguments_text,
     data_url,
     deep_merge,
+    document_base64,
     effort_for_budget,
     embedded_json,
     extra_for,
     fail,
+    inline_document,
     leading_system,
     named_results,
     parse_data_url,
@@ -91,7 +93,7 @@ def _input_part(block: UserContent) -> dict[str, Any] | None:
         elif block.url is not None:
             part["file_url"] = block.url
         else:
-            part["file_data"] = data_url(block.mime_type, block.data or "")
+            part["file_data"] = data_url(block.mime_type, document_base64(block))
         if block.name is not None:
             part["filename"] = block.name
         return part
@@ -316,13 +318,10 @@ def _canonical_part(part: dict[str, Any], where: str) -> UserContent | None:
             parse_data_url(part["file_data"]) if isinstance(part.get("file_data"), str) else None
         )
         name = part.get("filename")
-        return DocumentBlock(
-            inline[0] if inline else "",
-            inline[1] if inline else None,
-            part.get("file_url"),
-            part.get("file_id"),
-            name if isinstance(name, str) else None,
-        )
+        name = name if isinstance(name, str) else None
+        if inline:
+            return inline_document(*inline, part.get("file_url"), part.get("file_id"), name)
+        return DocumentBlock("", None, part.get("file_url"), part.get("file_id"), name)
     return None
 
 
