@@ -9,6 +9,7 @@ import base64
 import copy
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -746,3 +747,18 @@ def test_a_text_file_that_is_not_utf8_is_kept_as_it_came() -> None:
     request = decode_request(body, "google-generative-ai", path=GEMINI_PATH)
     same = dict(encode_request(request, "google-generative-ai", sanitize=False).body)
     assert same["contents"] == body["contents"]
+
+
+def test_a_part_only_its_own_api_knows_is_refused_elsewhere_by_name() -> None:
+    """An image from the Responses file store: no other api can fetch it, and
+    a message holding only it must not vanish."""
+    image = {"type": "input_image", "file_id": "file-abc123", "detail": "auto"}
+    body = {"model": "gpt-5", "input": [{"role": "user", "content": [image]}]}
+    request = decode_request(body, "openai-responses")
+    assert dict(encode_request(request, "openai-responses").body)["input"] == body["input"]
+    for api in ("anthropic-messages", "openai-completions", "google-generative-ai"):
+        with pytest.raises(
+            ValueError,
+            match=r"^messages\[0\]\.content\[0\]: the openai-responses part 'input_image' cannot",
+        ):
+            encode_request(replace(request, model="gemini-2.5-flash"), api)

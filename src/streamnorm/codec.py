@@ -19,7 +19,7 @@ from .events import Event
 from .messages import AssistantMessage, Message
 from .providers.anthropic import request as anthropic_request
 from .providers.anthropic import response as anthropic_response
-from .providers.codecbase import MediaTypes, refuse_unsupported_media
+from .providers.codecbase import MediaTypes, refuse_unsendable_parts
 from .providers.google import request as google_request
 from .providers.google import response as google_response
 from .providers.openai_completions import request as completions_request
@@ -118,7 +118,7 @@ def encode_request(
     """
     name = resolve_spoken_api(api)
     codec = _codec(name)
-    refuse_unsupported_media(request.messages, name, codec.MEDIA)
+    refuse_unsendable_parts(request.messages, name, codec.MEDIA)
     messages = list(request.messages)
     if sanitize:
         messages = sanitize_messages_for_target(messages, provider, request.model, api=name)

@@ -25,6 +25,7 @@ from ..messages import (
     DocumentBlock,
     ImageBlock,
     Message,
+    ProviderBlock,
     StopReason,
     SystemMessage,
     TextBlock,
@@ -58,7 +59,7 @@ __all__ = [
     "named_results",
     "parse_data_url",
     "provider_tools",
-    "refuse_unsupported_media",
+    "refuse_unsendable_parts",
     "standard_base64",
     "system_content",
     "system_note",
@@ -420,11 +421,13 @@ class MediaTypes:
         return f"images {names(self.images)}; documents {names(self.documents)}"
 
 
-def refuse_unsupported_media(messages: Sequence[Message], api: str, media: MediaTypes) -> None:
-    """``ValueError`` naming the first image or document (in a user message
-    or a tool result) whose type ``api`` refuses: it would otherwise be
-    dropped, or be a 400 from the provider that names nothing of the
-    caller's. Linear in the number of blocks."""
+def refuse_unsendable_parts(messages: Sequence[Message], api: str, media: MediaTypes) -> None:
+    """``ValueError`` naming the first part of a user message or a tool
+    result that ``api`` cannot take: an image or document of a type it
+    refuses, or another api's own part. It would otherwise be dropped
+    unseen (a message holding only it would vanish), or be a 400 from the
+    provider that names nothing of the caller's. Linear in the number of
+    blocks."""
     for i, m in enumerate(messages):
         if not isinstance(m, (UserMessage, ToolResultMessage)) or isinstance(m.content, str):
             continue
@@ -433,6 +436,11 @@ def refuse_unsupported_media(messages: Sequence[Message], api: str, media: Media
                 raise ValueError(
                     f"messages[{i}].content[{j}]: {block.mime_type} cannot be sent to {api}"
                     f" (it takes {media.describe()})"
+                )
+            if isinstance(block, ProviderBlock) and block.api != api:
+                raise ValueError(
+                    f"messages[{i}].content[{j}]: the {block.api} part {block.kind!r}"
+                    f" cannot be sent to {api} (only its own api knows it)"
                 )
 
 
