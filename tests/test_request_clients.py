@@ -19,6 +19,7 @@ from streamnorm import (
     AssistantMessage,
     DocumentBlock,
     ImageBlock,
+    Message,
     Request,
     StopReason,
     SystemMessage,
@@ -30,6 +31,7 @@ from streamnorm import (
     decode_request,
     encode_request,
     message_from_dict,
+    sanitize_messages_for_target,
     validate_request_body,
 )
 
@@ -762,3 +764,30 @@ def test_a_part_only_its_own_api_knows_is_refused_elsewhere_by_name() -> None:
             match=r"^messages\[0\]\.content\[0\]: the openai-responses part 'input_image' cannot",
         ):
             encode_request(replace(request, model="gemini-2.5-flash"), api)
+
+
+def test_sanitizing_keeps_a_system_message_and_cleans_its_text() -> None:
+    call = ToolCallBlock("call_1", "shell", {}, "{}")
+    turn = AssistantMessage(
+        (call,), "openai-responses", "gpt-5", StopReason.TOOL_USE, None, Usage(), None, "openai"
+    )
+    history: list[Message] = [
+        UserMessage("run it"),
+        turn,
+        SystemMessage("approval \ud800policy changed", "developer"),
+        UserMessage("go on"),
+    ]
+    out = sanitize_messages_for_target(history, "anthropic", "claude-sonnet-4-5", api="anthropic")
+    # The call is answered (synthetically) before the system message, as before a user message.
+    assert [type(m).__name__ for m in out] == [
+        "UserMessage",
+        "AssistantMessage",
+        "ToolResultMessage",
+        "SystemMessage",
+        "UserMessage",
+    ]
+    assert out[3] == SystemMessage("approval policy changed", "developer")
+    blocks = SystemMessage((TextBlock("a\udfff"),), "system")
+    assert sanitize_messages_for_target([blocks], None, "m", api="openai-completions") == [
+        SystemMessage((TextBlock("a"),), "system")
+    ]
