@@ -53,14 +53,11 @@ GEMINI_PATH = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
 
 
 def _encode(request: Request, api: str) -> dict[str, Any]:
+    """``request`` encoded for ``api`` (sanitized), which must keep its rules."""
     model = "gemini-2.5-flash" if api == "google-generative-ai" else "m-1"
-    body = dict(encode_request(Request(**{**_fields(request), "model": model}), api).body)
+    body = dict(encode_request(replace(request, model=model), api).body)
     assert validate_request_body(body, api) == []
     return body
-
-
-def _fields(request: Request) -> dict[str, Any]:
-    return {name: getattr(request, name) for name in Request.__dataclass_fields__}
 
 
 def _texts(value: Any) -> list[str]:
@@ -573,18 +570,8 @@ def test_chat_input_audio_is_read_and_reaches_gemini() -> None:
     ],
 )
 def test_media_a_target_refuses_is_a_value_error_naming_the_part(mime: str, api: str) -> None:
-    request = (
-        decode_request(genai_file_body(mime, WAV), "google-generative-ai", path=GEMINI_PATH)
-        if api != "google-generative-ai"
-        else Request(
-            "gemini-2.5-flash", (UserMessage((TextBlock("Summarise."), DocumentBlock(mime, WAV))),)
-        )
-    )
-    where = (
-        r"messages\[2\]\.content\[1\]"
-        if api != "google-generative-ai"
-        else (r"messages\[0\]\.content\[1\]")
-    )
+    request = replace(_gemini(mime), model="m-1")
+    where = r"messages\[2\]\.content\[1\]"
     with pytest.raises(ValueError, match=rf"^{where}: {re.escape(mime)} cannot be sent to {api}"):
         encode_request(request, api)
 
