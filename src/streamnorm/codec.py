@@ -19,6 +19,7 @@ from .events import Event
 from .messages import AssistantMessage, Message
 from .providers.anthropic import request as anthropic_request
 from .providers.anthropic import response as anthropic_response
+from .providers.codecbase import MediaTypes, refuse_unsendable_parts
 from .providers.google import request as google_request
 from .providers.google import response as google_response
 from .providers.openai_completions import request as completions_request
@@ -58,6 +59,9 @@ class _RequestCodec(Protocol):
     ) -> Request: ...
 
     def validate_body(self, body: Mapping[str, Any]) -> list[str]: ...
+
+    @property
+    def MEDIA(self) -> MediaTypes: ...  # the modules' constant: what the api takes
 
 
 class _ResponseCodec(Protocol):
@@ -113,10 +117,12 @@ def encode_request(
     another issuer's signatures are demoted, ids rewritten, results paired.
     """
     name = resolve_spoken_api(api)
+    codec = _codec(name)
+    refuse_unsendable_parts(request.messages, name, codec.MEDIA)
     messages = list(request.messages)
     if sanitize:
         messages = sanitize_messages_for_target(messages, provider, request.model, api=name)
-    wire = _codec(name).encode_request(request, messages, provider)
+    wire = codec.encode_request(request, messages, provider)
     own = (request.headers or {}).get(name)
     if not own:
         return wire

@@ -30,6 +30,7 @@ __all__ = [
     "Message",
     "ProviderBlock",
     "StopReason",
+    "SystemMessage",
     "TextBlock",
     "ThinkingBlock",
     "ToolCallBlock",
@@ -256,18 +257,20 @@ class ProviderBlock:
 @dataclass(frozen=True, slots=True)
 class ImageBlock:
     """An image in a user message or tool result: inline base64 ``data`` or a
-    ``url``."""
+    ``url``. ``detail`` is the OpenAI apis' rendering hint (``"auto"``,
+    ``"low"``, ``"high"`` …; None when not given), sent where an api has one."""
 
     mime_type: str
     data: str | None = None
     url: str | None = None
     cache: str | None = None
+    detail: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return _with_cache(
-            {"type": "image", "mime_type": self.mime_type, "data": self.data, "url": self.url},
-            self.cache,
-        )
+        d = {"type": "image", "mime_type": self.mime_type, "data": self.data, "url": self.url}
+        if self.detail is not None:
+            d["detail"] = self.detail
+        return _with_cache(d, self.cache)
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,7 +340,9 @@ def block_from_dict(d: Mapping[str, Any]) -> ContentBlock | ImageBlock | Documen
     if t == "provider":
         return ProviderBlock(d["api"], d["kind"], dict(d.get("data") or {}))
     if t == "image":
-        return ImageBlock(d["mime_type"], d.get("data"), d.get("url"), d.get("cache"))
+        return ImageBlock(
+            d["mime_type"], d.get("data"), d.get("url"), d.get("cache"), d.get("detail")
+        )
     if t == "document":
         return DocumentBlock(
             d.get("mime_type", ""),
@@ -442,7 +447,24 @@ class ToolResultMessage:
         )
 
 
-Message = UserMessage | AssistantMessage | ToolResultMessage
+@dataclass(frozen=True, slots=True)
+class SystemMessage:
+    """A system or developer instruction given in the middle of the
+    conversation, kept at its place. ``role`` is how the client spelled it
+    (``"system"`` or ``"developer"``). System messages before the first turn
+    are not this: they are the request's system prompt (``Request.system``)."""
+
+    content: str | tuple[TextBlock, ...]
+    role: str = "system"
+
+    def to_dict(self) -> dict[str, Any]:
+        content: Any = (
+            self.content if isinstance(self.content, str) else [b.to_dict() for b in self.content]
+        )
+        return {"type": "system", "content": content, "role": self.role}
+
+
+Message = UserMessage | AssistantMessage | ToolResultMessage | SystemMessage
 
 
 def _user_content(c: Any) -> str | tuple[UserContent, ...]:
@@ -453,6 +475,16 @@ def _user_content(c: Any) -> str | tuple[UserContent, ...]:
         if not isinstance(p, (TextBlock, ImageBlock, DocumentBlock, ProviderBlock)):
             raise ValueError(f"user content cannot hold a {type(p).__name__}")
     return parts  # type: ignore[return-value]
+
+
+def _system_content(c: Any) -> str | tuple[TextBlock, ...]:
+    if isinstance(c, str):
+        return c
+    parts = tuple(block_from_dict(p) for p in c)
+    texts = tuple(p for p in parts if isinstance(p, TextBlock))
+    if len(texts) != len(parts):
+        raise ValueError("system content holds text blocks only")
+    return texts
 
 
 def message_from_dict(d: Mapping[str, Any]) -> Message:
@@ -468,6 +500,8 @@ def message_from_dict(d: Mapping[str, Any]) -> Message:
             bool(d.get("is_error")),
             d.get("cache"),
         )
+    if t == "system":
+        return SystemMessage(_system_content(d["content"]), d.get("role") or "system")
     if t == "assistant":
         content = tuple(block_from_dict(b) for b in d.get("content", ()))
         for b in content:

@@ -10,6 +10,7 @@ left is exactly what the canonical model does not cover: it becomes
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -21,13 +22,19 @@ from ..events import Event
 from ..messages import (
     AssistantMessage,
     ContentBlock,
+    DocumentBlock,
+    ImageBlock,
     Message,
+    ProviderBlock,
     StopReason,
+    SystemMessage,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
     ToolResultMessage,
     Usage,
+    UserContent,
+    UserMessage,
 )
 from ..partial_json import parse_final_arguments
 from ..request import Extra, ProviderTool, Tool
@@ -35,19 +42,27 @@ from .base import Decoder
 
 __all__ = [
     "Fields",
+    "MediaTypes",
     "Turn",
     "arguments_text",
     "call_names",
     "data_url",
     "deep_merge",
+    "document_base64",
     "drive",
     "effort_for_budget",
     "embedded_json",
     "extra_for",
     "fail",
+    "inline_document",
+    "leading_system",
     "named_results",
     "parse_data_url",
     "provider_tools",
+    "refuse_unsendable_parts",
+    "standard_base64",
+    "system_content",
+    "system_note",
     "tool_call",
 ]
 
@@ -202,6 +217,54 @@ def named_results(messages: list[Message]) -> list[Message]:
 
 
 # ---------------------------------------------------------------------------
+# System prompts and system messages (requests.md "System prompt")
+
+#: A system message's content: text, or text blocks.
+SystemContent = str | tuple[TextBlock, ...]
+
+
+def system_content(content: str | tuple[UserContent, ...], where: str, value: Any) -> SystemContent:
+    """Decoded message content as system content: text only, else a
+    ``ValueError`` naming the field."""
+    if isinstance(content, str):
+        return content
+    texts = tuple(b for b in content if isinstance(b, TextBlock))
+    if len(texts) != len(content):
+        raise fail(where, "a string or text parts", value)
+    return texts
+
+
+def leading_system(
+    found: Sequence[tuple[str | None, SystemContent]],
+) -> tuple[SystemContent | None, str | None]:
+    """The system prompt of the system/developer messages before the first
+    turn, in order (``(role, content)``; role None for an api's own system
+    field), and the role of the first: one message is itself, several are
+    the text blocks of all of them."""
+    if not found:
+        return None, None
+    role = found[0][0]
+    if len(found) == 1:
+        return found[0][1], role
+    blocks = tuple(
+        block
+        for _, content in found
+        for block in ((TextBlock(content),) if isinstance(content, str) else content)
+    )
+    return blocks, role
+
+
+def system_note(message: SystemMessage) -> str:
+    """A system message as text a user turn can carry (for apis whose only
+    system prompt is the one before the conversation), marked so that the
+    model reads an instruction, not the user's words."""
+    content = message.content
+    text = content if isinstance(content, str) else "\n\n".join(b.text for b in content)
+    tag = f"{message.role}-message"
+    return f"<{tag}>\n{text}\n</{tag}>"
+
+
+# ---------------------------------------------------------------------------
 # Assistant turns and who issued them
 
 
@@ -333,11 +396,108 @@ def drive(
 
 
 # ---------------------------------------------------------------------------
+# Media an api takes
+
+
+@dataclass(frozen=True)
+class MediaTypes:
+    """The media types an api takes in images and in documents (files,
+    audio). An entry ending with ``/`` is a prefix (``"image/"``)."""
+
+    images: tuple[str, ...]
+    documents: tuple[str, ...]
+
+    def accepts(self, block: ImageBlock | DocumentBlock) -> bool:
+        """Whether ``block`` can go; a block of unknown type (a URL or a
+        stored file without one) is not refused."""
+        mime = block.mime_type.lower()
+        types = self.images if isinstance(block, ImageBlock) else self.documents
+        return not mime or any(mime.startswith(t) if t[-1] == "/" else mime == t for t in types)
+
+    def describe(self) -> str:
+        def names(types: tuple[str, ...]) -> str:
+            return ", ".join(t + "*" if t[-1] == "/" else t for t in types)
+
+        return f"images {names(self.images)}; documents {names(self.documents)}"
+
+
+def refuse_unsendable_parts(messages: Sequence[Message], api: str, media: MediaTypes) -> None:
+    """``ValueError`` naming the first part of a user message or a tool
+    result that ``api`` cannot take: an image or document of a type it
+    refuses, or another api's own part. It would otherwise be dropped
+    unseen (a message holding only it would vanish), or be a 400 from the
+    provider that names nothing of the caller's. Linear in the number of
+    blocks."""
+    for i, m in enumerate(messages):
+        if not isinstance(m, (UserMessage, ToolResultMessage)) or isinstance(m.content, str):
+            continue
+        for j, block in enumerate(m.content):
+            if isinstance(block, (ImageBlock, DocumentBlock)) and not media.accepts(block):
+                raise ValueError(
+                    f"messages[{i}].content[{j}]: {block.mime_type} cannot be sent to {api}"
+                    f" (it takes {media.describe()})"
+                )
+            if isinstance(block, ProviderBlock) and block.api != api:
+                raise ValueError(
+                    f"messages[{i}].content[{j}]: the {block.api} part {block.kind!r}"
+                    f" cannot be sent to {api} (only its own api knows it)"
+                )
+
+
+# ---------------------------------------------------------------------------
 # Data URLs (OpenAI images and files)
 
 
 def data_url(mime_type: str, data: str) -> str:
-    return f"data:{mime_type};base64,{data}"
+    """A ``data:`` URL of base64 ``data``, in the standard alphabet."""
+    return f"data:{mime_type};base64,{standard_base64(data)}"
+
+
+_URL_SAFE = str.maketrans("-_", "+/")
+
+
+def standard_base64(data: str) -> str:
+    """``data`` in the standard base64 alphabet, padded, as Anthropic and
+    OpenAI take it: google-genai (and Gemini clients after it) write bytes
+    URL-safe (``-``/``_``), often unpadded. Standard base64 is returned as it
+    is. Linear in the length."""
+    if "-" not in data and "_" not in data:
+        return data
+    data = data.translate(_URL_SAFE)
+    return data + "=" * (-len(data) % 4)
+
+
+#: The one document type whose canonical ``data`` is its text, not base64.
+PLAIN_TEXT = "text/plain"
+
+
+def inline_document(
+    mime_type: str,
+    data: str,
+    url: str | None = None,
+    file_id: str | None = None,
+    name: str | None = None,
+) -> DocumentBlock:
+    """A document from inline base64 (either alphabet): a plain-text one
+    holds its text, as every api's plain-text document is read (Anthropic's
+    text source), when the bytes are UTF-8."""
+    if mime_type.lower() == PLAIN_TEXT:
+        try:
+            standard = standard_base64(data)
+            standard += "=" * (-len(standard) % 4)
+            data = base64.b64decode(standard, validate=True).decode()
+        except ValueError:  # not base64 of UTF-8 text: the bytes as they came
+            pass
+    return DocumentBlock(mime_type, data, url, file_id, name)
+
+
+def document_base64(block: DocumentBlock) -> str:
+    """A document's inline data as base64: a plain-text document's text
+    encoded (standard alphabet), any other data as it is."""
+    data = block.data or ""
+    if block.mime_type.lower() == PLAIN_TEXT:
+        return base64.b64encode(data.encode()).decode()
+    return data
 
 
 def parse_data_url(url: str) -> tuple[str, str] | None:

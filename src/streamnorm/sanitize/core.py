@@ -23,6 +23,8 @@ from ..messages import (
     Message,
     ProviderBlock,
     StopReason,
+    SystemMessage,
+    TextBlock,
     ToolCallBlock,
     ToolResultMessage,
     UserMessage,
@@ -80,7 +82,7 @@ class _Result:
     message: ToolResultMessage | None  # None: synthetic
 
 
-_Entry = UserMessage | _Turn | _Result
+_Entry = UserMessage | SystemMessage | _Turn | _Result
 
 
 def _walk(messages: Iterable[Message], target: Target, foreign: ForeignThinking) -> list[_Entry]:
@@ -108,7 +110,7 @@ def _walk(messages: Iterable[Message], target: Target, foreign: ForeignThinking)
             call = current.answer(m.tool_call_id) if current is not None else None
             if call is not None:
                 out.append(_Result(call, m))
-        elif isinstance(m, UserMessage):
+        elif isinstance(m, (UserMessage, SystemMessage)):  # a system message ends a turn too
             close()
             current = None
             out.append(m)
@@ -170,6 +172,15 @@ def _rebuild_user(m: UserMessage) -> UserMessage:
     return m if content is m.content else UserMessage(content)
 
 
+def _rebuild_system(m: SystemMessage) -> SystemMessage:
+    content = clean_content(m.content)
+    if content is m.content:
+        return m
+    if isinstance(content, str):
+        return replace(m, content=content)
+    return replace(m, content=tuple(b for b in content if isinstance(b, TextBlock)))
+
+
 def sanitize_messages_for_target(
     messages: Iterable[Message],
     provider: str | None,
@@ -203,6 +214,8 @@ def sanitize_messages_for_target(
                 out.append(turn)
         elif isinstance(e, _Result):
             out.append(_rebuild_result(e))
+        elif isinstance(e, SystemMessage):
+            out.append(_rebuild_system(e))
         else:
             out.append(_rebuild_user(e))
     return out

@@ -22,6 +22,7 @@ from ..messages import (
     AssistantMessage,
     Message,
     ProviderBlock,
+    SystemMessage,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
@@ -99,7 +100,7 @@ def calls_paired(messages: Sequence[Message], target: Target, rule: IdRule) -> I
                 pending[m.tool_call_id] -= 1
             else:
                 yield f"message {i}: tool result {m.tool_call_id!r} does not follow its call"
-        elif isinstance(m, UserMessage):
+        elif isinstance(m, (UserMessage, SystemMessage)):
             yield from unanswered()
             pending = None
     yield from unanswered()

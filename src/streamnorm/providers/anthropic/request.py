@@ -22,6 +22,7 @@ from ...messages import (
     ImageBlock,
     Message,
     ProviderBlock,
+    SystemMessage,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
@@ -40,21 +41,30 @@ from ...request import (
 )
 from ..codecbase import (
     Fields,
+    MediaTypes,
     Turn,
     deep_merge,
     extra_for,
     fail,
     named_results,
     provider_tools,
+    standard_base64,
+    system_content,
+    system_note,
     tool_call,
 )
 
-__all__ = ["DEFAULT_MAX_TOKENS", "decode_request", "encode_request", "validate_body"]
+__all__ = ["DEFAULT_MAX_TOKENS", "MEDIA", "decode_request", "encode_request", "validate_body"]
 
 API = "anthropic-messages"
 VERSION = "2023-06-01"
 #: ``max_tokens`` is required; this is sent when the request has none.
 DEFAULT_MAX_TOKENS = 4096
+
+#: Image sources and document blocks the API takes (plain text as a text source).
+MEDIA = MediaTypes(
+    ("image/jpeg", "image/png", "image/gif", "image/webp"), ("application/pdf", "text/plain")
+)
 
 _CHOICES = {"auto": "auto", "none": "none", "any": "required"}
 _CHOICES_BACK = {v: k for k, v in _CHOICES.items()}
@@ -82,7 +92,7 @@ def _user_part(block: UserContent) -> dict[str, Any] | None:
         return _with_cache({"type": "text", "text": block.text}, block.cache)
     if isinstance(block, ImageBlock):
         source: dict[str, Any] = (
-            {"type": "base64", "media_type": block.mime_type, "data": block.data}
+            {"type": "base64", "media_type": block.mime_type, "data": standard_base64(block.data)}
             if block.data is not None
             else {"type": "url", "url": block.url}
         )
@@ -100,7 +110,8 @@ def _document(block: DocumentBlock) -> dict[str, Any]:
     elif block.mime_type == "text/plain":
         source = {"type": "text", "media_type": "text/plain", "data": block.data or ""}
     else:
-        source = {"type": "base64", "media_type": block.mime_type, "data": block.data or ""}
+        data = standard_base64(block.data or "")
+        source = {"type": "base64", "media_type": block.mime_type, "data": data}
     part: dict[str, Any] = {"type": "document", "source": source}
     if block.name:
         part["title"] = block.name
@@ -174,6 +185,9 @@ def _messages(messages: list[Message]) -> list[dict[str, Any]]:
             push("user", _parts(m.content))
         elif isinstance(m, ToolResultMessage):
             push("user", [_result(m)])
+        elif isinstance(m, SystemMessage):
+            # Not every model or platform takes a system message here: a marked note.
+            push("user", [{"type": "text", "text": system_note(m)}])
         else:
             push("assistant", [p for p in map(_assistant_part, m.content) if p is not None])
     return out
@@ -510,8 +524,10 @@ def _decode_messages(value: Any, model: str | None, provider: str | None) -> lis
             message = _assistant(content, where, model, provider)
             if message is not None:
                 out.append(message)
+        elif role == "system":  # a system message in the conversation (newer models)
+            out.append(SystemMessage(system_content(_content(content, where), where, content)))
         else:
-            raise fail(f"messages[{i}].role", '"user" or "assistant"', role)
+            raise fail(f"messages[{i}].role", '"user", "assistant" or "system"', role)
     return named_results(out)
 
 

@@ -25,6 +25,7 @@ from ...messages import (
     ImageBlock,
     Message,
     ProviderBlock,
+    SystemMessage,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
@@ -43,19 +44,38 @@ from ...request import (
 )
 from ..codecbase import (
     Fields,
+    MediaTypes,
     Turn,
     deep_merge,
+    document_base64,
     embedded_json,
     extra_for,
     fail,
+    inline_document,
     provider_tools,
+    system_note,
     tool_call,
 )
 from .wire import METADATA_BLOCKS
 
-__all__ = ["decode_request", "encode_request", "validate_body"]
+__all__ = ["MEDIA", "decode_request", "encode_request", "validate_body"]
 
 API = "google-generative-ai"
+
+#: Inline and file data Gemini takes: images, audio, video, PDF and text
+#: (code included); office documents are refused ("Unsupported MIME type").
+MEDIA = MediaTypes(
+    ("image/",),
+    (
+        "application/pdf",
+        "application/json",
+        "application/x-",
+        "text/",
+        "audio/",
+        "video/",
+        "image/",
+    ),
+)
 
 _MODES = {"AUTO": "auto", "NONE": "none", "ANY": "required"}
 _MODES_BACK = {v: k for k, v in _MODES.items()}
@@ -84,7 +104,8 @@ def _camel(value: Any) -> Any:
 
 def _media(block: ImageBlock | DocumentBlock) -> dict[str, Any]:
     if block.data is not None:
-        return {"inlineData": {"mimeType": block.mime_type, "data": block.data}}
+        data = document_base64(block) if isinstance(block, DocumentBlock) else block.data
+        return {"inlineData": {"mimeType": block.mime_type, "data": data}}
     uri = block.file_id if isinstance(block, DocumentBlock) and block.url is None else block.url
     # fileData needs a type; a URL from another api may come without one.
     mime = block.mime_type or mimetypes.guess_type(uri or "")[0] or "application/octet-stream"
@@ -183,6 +204,8 @@ def _contents(messages: list[Message]) -> list[dict[str, Any]]:
             push("user", parts)
         elif isinstance(m, ToolResultMessage):
             push("user", [_response(m)])
+        elif isinstance(m, SystemMessage):  # Gemini's only system prompt is the first
+            push("user", [{"text": system_note(m)}])
         else:
             push("model", [p for p in map(_model_part, m.content) if p is not None])
     return out
@@ -305,8 +328,11 @@ def _canonical_part(part: dict[str, Any]) -> UserContent | None:
         return None  # not media this codec writes: the part is kept as it came
     mime = str(media.get("mimeType", ""))
     kind = ImageBlock if mime.startswith("image/") else DocumentBlock
+    data = media.get("data")
+    if "inlineData" in part and kind is DocumentBlock and isinstance(data, str):
+        return inline_document(mime, data)
     if "inlineData" in part:
-        return kind(mime, media.get("data"))
+        return kind(mime, data)
     return kind(mime, url=media.get("fileUri"))
 
 
@@ -318,7 +344,15 @@ def _user_block(part: dict[str, Any]) -> UserContent:
 
 
 def _camel_media(part: dict[str, Any]) -> dict[str, Any]:
-    return {k: _camel(v) if k in ("inlineData", "fileData") else v for k, v in part.items()}
+    """``part`` as the encoder would write it: media keys in camelCase, a
+    plain-text document's bytes in standard base64 (its text is what counts)."""
+    out = {k: _camel(v) if k in ("inlineData", "fileData") else v for k, v in part.items()}
+    inline = out.get("inlineData")
+    if isinstance(inline, dict) and isinstance(inline.get("data"), str):
+        document = inline_document(str(inline.get("mimeType", "")), inline["data"])
+        if document.data != inline["data"]:  # read as text: the same text counts
+            out["inlineData"] = {**inline, "data": document_base64(document)}
+    return out
 
 
 _MODIFIERS = frozenset(("thought", "thoughtSignature", "partMetadata", "videoMetadata"))

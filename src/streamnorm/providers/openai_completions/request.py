@@ -23,6 +23,7 @@ from ...messages import (
     ImageBlock,
     Message,
     ProviderBlock,
+    SystemMessage,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
@@ -41,6 +42,7 @@ from ...request import (
 )
 from ..codecbase import (
     Fields,
+    MediaTypes,
     Turn,
     arguments_text,
     data_url,
@@ -49,16 +51,35 @@ from ..codecbase import (
     embedded_json,
     extra_for,
     fail,
+    inline_document,
+    leading_system,
     named_results,
     parse_data_url,
     provider_tools,
+    standard_base64,
+    system_content,
     tool_call,
 )
 from .decoder import REASONING_FIELDS
 
-__all__ = ["decode_request", "encode_request", "validate_body"]
+__all__ = ["MEDIA", "decode_request", "encode_request", "validate_body"]
 
 API = "openai-completions"
+
+#: ``input_audio`` formats by media type, and the media type of each format.
+AUDIO_FORMATS = {
+    "audio/wav": "wav",
+    "audio/x-wav": "wav",
+    "audio/wave": "wav",
+    "audio/vnd.wave": "wav",
+    "audio/mp3": "mp3",
+    "audio/mpeg": "mp3",
+}
+_AUDIO_TYPES = {"wav": "audio/wav", "mp3": "audio/mp3"}
+
+#: Images; PDF files (the only ``file`` parts Chat takes), WAV/MP3 audio, and
+#: plain text (sent as a text part, as OpenAI's file guide says).
+MEDIA = MediaTypes(("image/",), ("application/pdf", "text/plain", *AUDIO_FORMATS))
 
 #: Hosts that take ``max_completion_tokens`` and no reasoning replay fields.
 OPENAI_HOSTS = frozenset(("openai", "azure"))
@@ -73,7 +94,16 @@ def _part(block: UserContent) -> dict[str, Any] | None:
         return {"type": "text", "text": block.text}
     if isinstance(block, ImageBlock):
         url = data_url(block.mime_type, block.data) if block.data is not None else block.url
-        return {"type": "image_url", "image_url": {"url": url}}
+        image: dict[str, Any] = {"url": url}
+        if block.detail is not None:
+            image["detail"] = block.detail
+        return {"type": "image_url", "image_url": image}
+    audio = AUDIO_FORMATS.get(block.mime_type.lower()) if isinstance(block, DocumentBlock) else None
+    if isinstance(block, DocumentBlock) and audio is not None and block.data is not None:
+        data = standard_base64(block.data)
+        return {"type": "input_audio", "input_audio": {"data": data, "format": audio}}
+    if isinstance(block, DocumentBlock) and block.mime_type.lower() == "text/plain" and block.data:
+        return {"type": "text", "text": f"[{block.name or 'document'}]\n{block.data}"}
     if isinstance(block, DocumentBlock):
         file: dict[str, Any] = {}
         if block.file_id is not None:
@@ -149,16 +179,24 @@ def _tool_message(m: ToolResultMessage) -> tuple[dict[str, Any], list[UserConten
     return {"role": "tool", "tool_call_id": m.tool_call_id, "content": parts}, moved
 
 
+def _system(role: str, system: str | tuple[TextBlock, ...]) -> dict[str, Any]:
+    content: Any = (
+        system if isinstance(system, str) else [{"type": "text", "text": b.text} for b in system]
+    )
+    return {"role": role, "content": content}
+
+
+def _role(role: str | None, provider: str | None) -> str:
+    """A system message's role: ``developer`` for OpenAI's own hosts only
+    (many compatible servers know ``system`` alone)."""
+    openai = (provider or "openai").lower() in OPENAI_HOSTS
+    return "developer" if role == "developer" and openai else "system"
+
+
 def _messages(request: Request, messages: list[Message], provider: str | None) -> list[Any]:
     out: list[dict[str, Any]] = []
     if request.system is not None:
-        system = request.system
-        content: Any = (
-            system
-            if isinstance(system, str)
-            else [{"type": "text", "text": b.text} for b in system]
-        )
-        out.append({"role": request.system_role or "system", "content": content})
+        out.append(_system(_role(request.system_role, provider), request.system))
     moved: list[UserContent] = []
     for m in messages:
         if not isinstance(m, ToolResultMessage) and moved:
@@ -166,6 +204,8 @@ def _messages(request: Request, messages: list[Message], provider: str | None) -
             moved = []
         if isinstance(m, UserMessage):
             out.append({"role": "user", "content": _content(m.content)})
+        elif isinstance(m, SystemMessage):
+            out.append(_system(_role(m.role, provider), m.content))
         elif isinstance(m, ToolResultMessage):
             message, images = _tool_message(m)
             out.append(message)
@@ -282,28 +322,31 @@ def _canonical_part(part: dict[str, Any], where: str) -> UserContent | None:
             raise fail(f"{where}.text", "a string", text)
         return TextBlock(text)
     if kind == "image_url":
-        url = (
-            part.get("image_url", {}).get("url")
-            if isinstance(part.get("image_url"), dict)
-            else None
-        )
+        image = part.get("image_url")
+        url = image.get("url") if isinstance(image, dict) else None
         if not isinstance(url, str):
             raise fail(f"{where}.image_url.url", "a string", url)
+        detail = image.get("detail") if isinstance(image, dict) else None
+        if not isinstance(detail, str | None):
+            raise fail(f"{where}.image_url.detail", "a string", detail)
         inline = parse_data_url(url)
-        return ImageBlock(*inline) if inline else ImageBlock("", url=url)
+        mime, data = inline if inline else ("", None)
+        return ImageBlock(mime, data, None if inline else url, detail=detail)
+    if kind == "input_audio" and isinstance(part.get("input_audio"), dict):
+        data, audio = part["input_audio"].get("data"), part["input_audio"].get("format")
+        if isinstance(data, str) and audio in _AUDIO_TYPES:
+            return DocumentBlock(_AUDIO_TYPES[audio], data)
+        return None
     if kind == "file" and isinstance(part.get("file"), dict):
         file = part["file"]
         inline = (
             parse_data_url(file["file_data"]) if isinstance(file.get("file_data"), str) else None
         )
         name = file.get("filename")
-        return DocumentBlock(
-            inline[0] if inline else "",
-            inline[1] if inline else None,
-            None,
-            file.get("file_id"),
-            name if isinstance(name, str) else None,
-        )
+        name = name if isinstance(name, str) else None
+        if inline:
+            return inline_document(inline[0], inline[1], None, file.get("file_id"), name)
+        return DocumentBlock("", None, None, file.get("file_id"), name)
     return None
 
 
@@ -409,17 +452,17 @@ def _decode_messages(
     if not isinstance(value, list):
         raise fail("messages", "an array", value)
     out: list[Message] = []
-    system: Any = None
-    role_of_system: str | None = None
+    leading: list[tuple[str | None, str | tuple[TextBlock, ...]]] = []
     for i, raw in enumerate(value):
         where = f"messages[{i}]"
         m = Fields(raw, where)
         role = m.pop("role")
         if role in ("system", "developer"):
-            if out or system is not None:
-                raise ValueError(f"{where}: a {role} message after the first is not supported")
             system = _system_content(m.pop("content"), f"{where}.content")
-            role_of_system = "developer" if role == "developer" else None
+            if out:
+                out.append(SystemMessage(system, role))
+            else:  # before the first turn: part of the system prompt
+                leading.append((None if role == "system" else role, system))
         elif role == "user":
             out.append(UserMessage(_user_content(m.pop("content"), f"{where}.content")))
         elif role == "assistant":
@@ -436,16 +479,11 @@ def _decode_messages(
             raise fail(
                 f"{where}.role", '"system", "developer", "user", "assistant" or "tool"', role
             )
-    return named_results(out), (system, role_of_system)
+    return named_results(out), leading_system(leading)
 
 
 def _system_content(value: Any, where: str) -> str | tuple[TextBlock, ...]:
-    if isinstance(value, str):
-        return value
-    content = _user_content(value, where)
-    if isinstance(content, str) or not all(isinstance(b, TextBlock) for b in content):
-        raise fail(where, "a string or text parts", value)
-    return tuple(b for b in content if isinstance(b, TextBlock))
+    return system_content(_user_content(value, where), where, value)
 
 
 def _decode_tool(raw: Any, where: str) -> Tool | ProviderTool:

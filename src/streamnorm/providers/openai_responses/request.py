@@ -23,6 +23,7 @@ from ...messages import (
     ImageBlock,
     Message,
     ProviderBlock,
+    SystemMessage,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
@@ -42,24 +43,33 @@ from ...request import (
 from ..base import as_list
 from ..codecbase import (
     Fields,
+    MediaTypes,
     Turn,
     arguments_text,
     data_url,
     deep_merge,
+    document_base64,
     effort_for_budget,
     embedded_json,
     extra_for,
     fail,
+    inline_document,
+    leading_system,
     named_results,
     parse_data_url,
     provider_tools,
+    system_content,
     tool_call,
 )
 from .wire import MESSAGE_PARTS, item_signature
 
-__all__ = ["decode_request", "encode_request", "validate_body"]
+__all__ = ["MEDIA", "decode_request", "encode_request", "validate_body"]
 
 API = "openai-responses"
+
+#: Images, and the files ``input_file`` takes (documents, text, code and
+#: spreadsheets; no audio or video).
+MEDIA = MediaTypes(("image/",), ("application/", "text/"))
 
 #: Item id prefixes the API checks (requests.md §9.2 rule 2).
 ID_PREFIXES = {"message": "msg_", "reasoning": "rs_", "function_call": "fc_"}
@@ -74,7 +84,8 @@ def _input_part(block: UserContent) -> dict[str, Any] | None:
         return {"type": "input_text", "text": block.text}
     if isinstance(block, ImageBlock):
         url = data_url(block.mime_type, block.data) if block.data is not None else block.url
-        return {"type": "input_image", "image_url": url, "detail": "auto"}
+        # The SDK requires a detail; "auto" is the API's default.
+        return {"type": "input_image", "image_url": url, "detail": block.detail or "auto"}
     if isinstance(block, DocumentBlock):
         part: dict[str, Any] = {"type": "input_file"}
         if block.file_id is not None:
@@ -82,7 +93,7 @@ def _input_part(block: UserContent) -> dict[str, Any] | None:
         elif block.url is not None:
             part["file_url"] = block.url
         else:
-            part["file_data"] = data_url(block.mime_type, block.data or "")
+            part["file_data"] = data_url(block.mime_type, document_base64(block))
         if block.name is not None:
             part["filename"] = block.name
         return part
@@ -174,19 +185,24 @@ def _result_item(m: ToolResultMessage) -> dict[str, Any]:
     return {"type": "function_call_output", "call_id": m.tool_call_id, "output": output}
 
 
+def _system_item(role: str, system: str | tuple[TextBlock, ...]) -> dict[str, Any]:
+    content: Any = (
+        system
+        if isinstance(system, str)
+        else [{"type": "input_text", "text": b.text} for b in system]
+    )
+    return {"role": role, "content": content}
+
+
 def _input(request: Request, messages: list[Message]) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     if request.system is not None and request.system_role is not None:
-        system = request.system
-        content: Any = (
-            system
-            if isinstance(system, str)
-            else [{"type": "input_text", "text": b.text} for b in system]
-        )
-        items.append({"role": request.system_role, "content": content})
+        items.append(_system_item(request.system_role, request.system))
     for m in messages:
         if isinstance(m, UserMessage):
             items.append({"role": "user", "content": _input_content(m.content)})
+        elif isinstance(m, SystemMessage):
+            items.append(_system_item(m.role, m.content))
         elif isinstance(m, ToolResultMessage):
             items.append(_result_item(m))
         else:
@@ -291,21 +307,21 @@ def _canonical_part(part: dict[str, Any], where: str) -> UserContent | None:
             raise fail(f"{where}.text", "a string", text)
         return TextBlock(text)
     if kind == "input_image" and isinstance(part.get("image_url"), str):
-        url = part["image_url"]
+        url, detail = part["image_url"], part.get("detail")
+        if not isinstance(detail, str | None):
+            raise fail(f"{where}.detail", "a string", detail)
         inline = parse_data_url(url)
-        return ImageBlock(*inline) if inline else ImageBlock("", url=url)
+        mime, data = inline if inline else ("", None)
+        return ImageBlock(mime, data, None if inline else url, detail=detail)
     if kind == "input_file":
         inline = (
             parse_data_url(part["file_data"]) if isinstance(part.get("file_data"), str) else None
         )
         name = part.get("filename")
-        return DocumentBlock(
-            inline[0] if inline else "",
-            inline[1] if inline else None,
-            part.get("file_url"),
-            part.get("file_id"),
-            name if isinstance(name, str) else None,
-        )
+        name = name if isinstance(name, str) else None
+        if inline:
+            return inline_document(*inline, part.get("file_url"), part.get("file_id"), name)
+        return DocumentBlock("", None, part.get("file_url"), part.get("file_id"), name)
     return None
 
 
@@ -313,10 +329,17 @@ def _input_block(part: Any, where: str) -> UserContent:
     if not isinstance(part, dict):
         raise fail(where, "an object", part)
     canonical = _canonical_part(part, where)
-    if canonical is not None and _input_part(canonical) == part:
+    if canonical is not None and _input_part(canonical) == _with_default_detail(part):
         return canonical
     kind = part.get("type")
     return ProviderBlock(API, kind if isinstance(kind, str) else "unknown", part)
+
+
+def _with_default_detail(part: dict[str, Any]) -> dict[str, Any]:
+    """An image part without ``detail`` is one with the API's default."""
+    if part.get("type") == "input_image" and "detail" not in part:
+        return {**part, "detail": "auto"}
+    return part
 
 
 def _content(value: Any, where: str) -> str | tuple[UserContent, ...]:
@@ -404,7 +427,8 @@ class _Input:
         self.model, self.provider = model, provider
         self.messages: list[Message] = []
         self.turn: Turn | None = None
-        self.system: tuple[str, Any] | None = None  # (role, content) of a leading message
+        #: (role, content) of the system/developer messages before the first turn
+        self.leading: list[tuple[str | None, str | tuple[TextBlock, ...]]] = []
 
     def close(self) -> None:
         if self.turn is not None:
@@ -440,29 +464,24 @@ class _Input:
             self.current().add(ProviderBlock(API, str(kind), item))
 
     def role_message(self, role: str, content: Any, where: str) -> None:
+        decoded = _content(content, f"{where}.content")
         if role == "user":
-            self.messages.append(UserMessage(_content(content, f"{where}.content")))
-        elif not self.messages and self.system is None:
-            self.system = (role, content)
-        else:
-            raise ValueError(
-                f"{where}: a {role} message after the conversation started is not supported"
-            )
+            self.messages.append(UserMessage(decoded))
+            return
+        system = system_content(decoded, f"{where}.content", content)
+        if self.messages:
+            self.messages.append(SystemMessage(system, role))
+        else:  # before the first turn: part of the system prompt
+            self.leading.append((role, system))
 
 
-def _system(found: tuple[str, Any] | None, instructions: str | None) -> Any:
-    """``(system, system_role)`` from ``instructions`` or a leading message."""
-    if found is None:
-        return instructions, None
-    if instructions is not None:
-        raise ValueError("input[0]: a system message besides instructions is not supported")
-    role, content = found
-    if isinstance(content, str):
-        return content, role
-    blocks = _content(content, "input[0].content")
-    if not all(isinstance(b, TextBlock) for b in blocks):
-        raise fail("input[0].content", "text parts", content)
-    return blocks, role
+def _system(
+    leading: list[tuple[str | None, str | tuple[TextBlock, ...]]], instructions: str | None
+) -> tuple[str | tuple[TextBlock, ...] | None, str | None]:
+    """``(system, system_role)``: ``instructions`` first, then the leading
+    messages; the role is None (``instructions``) when it is there."""
+    found = [(None, instructions)] if instructions is not None else []
+    return leading_system([*found, *leading])
 
 
 def _decode_tool(raw: Any, where: str) -> Tool | ProviderTool:
@@ -546,7 +565,7 @@ def decode_request(
         reader.close()
     else:
         raise fail("input", "a string or an array", raw_input)
-    system, role = _system(reader.system, fields.typed("instructions", str))
+    system, role = _system(reader.leading, fields.typed("instructions", str))
     tools = tuple(
         _decode_tool(t, f"tools[{i}]") for i, t in enumerate(fields.typed("tools", list) or [])
     )
