@@ -21,7 +21,7 @@ from streamnorm import (
     Request,
     Start,
     TextDelta,
-        ToolResultMessage,
+    ToolResultMessage,
     UserMessage,
     decode_request,
     encode_request,
@@ -38,9 +38,7 @@ MODEL = "claude-sonnet-4-5-20250929"
 
 
 def _sse(events: list[dict[str, object]]) -> bytes:
-    return b"".join(
-        f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events
-    )
+    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
 
 
 def anthropic_stream(message_id: str = ANTHROPIC_ID) -> bytes:
