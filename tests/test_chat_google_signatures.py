@@ -12,6 +12,7 @@ from typing import Any
 
 from streamnorm import (
     AssistantMessage,
+    Message,
     Request,
     TextBlock,
     ToolCallBlock,
@@ -78,9 +79,15 @@ def test_stream_decoder_reads_the_call_signature() -> None:
 def test_next_turn_gives_google_its_signature_back() -> None:
     message = _message()
     call = message.tool_calls[0]
-    history = [UserMessage("Weather?"), message, ToolResultMessage(call.id, call.name, "sunny")]
+    history: list[Message] = [
+        UserMessage("Weather?"),
+        message,
+        ToolResultMessage(call.id, call.name, "sunny"),
+    ]
     for provider in ("google", None):  # None: the host is taken from the history
-        wire = encode_request(Request(MODEL, history), "openai-completions", provider=provider)
+        wire = encode_request(
+            Request(MODEL, tuple(history)), "openai-completions", provider=provider
+        )
         (sent,) = wire.body["messages"][1]["tool_calls"]
         assert sent["extra_content"] == {"google": {"thought_signature": CALL_SIG}}
         assert wire.warnings == ()
@@ -89,14 +96,20 @@ def test_next_turn_gives_google_its_signature_back() -> None:
 def test_another_host_gets_no_signature_and_a_warning() -> None:
     message = _message()
     call = message.tool_calls[0]
-    history = [UserMessage("Weather?"), message, ToolResultMessage(call.id, call.name, "sunny")]
-    wire = encode_request(Request(MODEL, history), "openai-completions", provider="openrouter")
+    history: list[Message] = [
+        UserMessage("Weather?"),
+        message,
+        ToolResultMessage(call.id, call.name, "sunny"),
+    ]
+    wire = encode_request(
+        Request(MODEL, tuple(history)), "openai-completions", provider="openrouter"
+    )
     assert "extra_content" not in wire.body["messages"][1]["tool_calls"][0]
     assert [w.kind for w in wire.warnings] == ["signature_removed"]
 
 
 def test_request_codec_round_trip_of_call_and_text_signatures() -> None:
-    body = {
+    body: dict[str, Any] = {
         "model": MODEL,
         "messages": [
             {"role": "user", "content": "Weather?"},

@@ -123,11 +123,11 @@ def test_readme_quick_start_second_turn_keeps_thinking_signature_and_parameter()
     call = message.tool_calls[0]
     request = Request(
         "claude-sonnet-4-5",
-        [
+        (
             UserMessage("Weather in Paris?"),
             message,
             ToolResultMessage(call.id, call.name, "18 °C, sunny"),
-        ],
+        ),
         reasoning=Reasoning(budget_tokens=2048),
         max_tokens=4096,
     )
@@ -293,7 +293,7 @@ def test_encode_request_provider_from_history_only_for_same_api_and_model() -> N
     events = list(normalize([anthropic_stream()]))
     message = events[-1].message  # type: ignore[union-attr]
     assert isinstance(message, AssistantMessage)
-    history = [UserMessage("q"), message, UserMessage("again")]
+    history = (UserMessage("q"), message, UserMessage("again"))
     kept = encode_request(Request("claude-sonnet-4-5", history), "anthropic-messages")
     assert kept.body["messages"][1]["content"][0]["type"] == "thinking"
     other = encode_request(Request("claude-opus-4-6", history), "anthropic-messages")

@@ -8,6 +8,7 @@ import pytest
 
 from streamnorm import (
     AssistantMessage,
+    Message,
     ProviderBlock,
     Reasoning,
     Request,
@@ -86,7 +87,7 @@ def test_unknown_mode_is_a_value_error() -> None:
 def test_each_kind_of_loss_is_named() -> None:
     search = ProviderBlock("anthropic-messages", "web_search_tool_result", {"tool_use_id": "s"})
     cited = TextBlock("Paris.", citations=({"type": "web_search_result_location"},))
-    history = [
+    history: list[Message] = [
         UserMessage("q"),
         claude(
             ThinkingBlock("", "REDACTED", redacted=True),
@@ -115,10 +116,14 @@ def test_each_kind_of_loss_is_named() -> None:
 
 
 def test_same_issuer_and_blank_blocks_give_no_warning() -> None:
-    history = [UserMessage("q"), claude(THOUGHT, TextBlock("  "), ThinkingBlock(" "), ANSWER)]
+    history: list[Message] = [
+        UserMessage("q"),
+        claude(THOUGHT, TextBlock("  "), ThinkingBlock(" "), ANSWER),
+    ]
     out, warnings = sanitize_with_warnings(history, "anthropic", "claude-sonnet-4-5")
     assert warnings == ()
-    assert out[1].content == (THOUGHT, ANSWER)  # type: ignore[union-attr]
+    assert isinstance(out[1], AssistantMessage)
+    assert out[1].content == (THOUGHT, ANSWER)
 
 
 def test_thinking_turned_off_is_a_warning() -> None:

@@ -125,13 +125,20 @@ def _assistant(m: AssistantMessage, provider: str | None) -> dict[str, Any]:
         _reasoning_fields(thinking, provider, out)
     if calls:
         out["tool_calls"] = [_call(c) for c in calls]
-    signed = [b for b in m.content if isinstance(b, TextBlock) and b.signature]
-    if signed and text:
-        out["extra_content"] = google_extra(signed[-1].signature or "")
+    if text:
+        _text_signature(m, out)
     for block in m.content:
         if isinstance(block, ProviderBlock) and block.api == API and block.kind != "executed_tools":
             out.update(block.data)  # a message field kept verbatim (executed_tools is output-only)
     return out
+
+
+def _text_signature(m: AssistantMessage, out: dict[str, Any]) -> None:
+    """The signature of the message's text (Chat has one text per message:
+    the last signed block's), where Google's endpoint put it."""
+    signed = [b.signature for b in m.content if isinstance(b, TextBlock) and b.signature]
+    if signed:
+        out["extra_content"] = google_extra(signed[-1])
 
 
 def _call(c: ToolCallBlock) -> dict[str, Any]:
