@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from typing import Any
 
 import httpx
 import pytest
@@ -31,6 +32,8 @@ from streamnorm import (
 from streamnorm.events import event_from_dict
 from streamnorm.integrations.hosts import provider_for_response, provider_for_url
 from streamnorm.providers.wire_writer import ProviderMismatchWarning
+
+from .gateway_support import ServerThread
 
 ANTHROPIC_ID = "msg_01ALwQ87pTS7hH1PjSdC9wJD"
 SIGNATURE = "EqQBCkYIBxgCKkDl5nGm3k2Y0uXxqS9Pj0Wm1bPw4sVZt0nWcJ8h1kCq2r3xYbLz"
@@ -101,24 +104,42 @@ def anthropic_stream(message_id: str = ANTHROPIC_ID) -> bytes:
     )
 
 
+async def _anthropic_server(scope: Any, receive: Any, send: Any) -> None:
+    """An ASGI app on 127.0.0.1 that answers every POST with :func:`anthropic_stream`."""
+    if scope["type"] == "lifespan":
+        while True:
+            event = await receive()
+            if event["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif event["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    while (await receive()).get("more_body"):
+        pass
+    headers = [(b"content-type", b"text/event-stream")]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": anthropic_stream()})
+
+
 def test_readme_quick_start_second_turn_keeps_thinking_signature_and_parameter() -> None:
-    """The README's Quick start, followed literally (``normalize`` without
-    ``provider=``), then the tool result sent to the same Claude model with
-    ``encode_request`` (no ``provider=`` either): the thinking block goes back
-    with its signature, and the ``thinking`` parameter stays in the body."""
-    body = anthropic_stream()
-    transport = httpx.MockTransport(lambda request: httpx.Response(200, content=body))
-    url, headers = "https://api.anthropic.com/v1/messages", {"anthropic-version": "2023-06-01"}
-    shown: list[str] = []
-    with (
-        httpx.Client(transport=transport) as client,
-        client.stream("POST", url, json={"model": MODEL}, headers=headers, timeout=60) as response,
-    ):
-        for event in normalize(response.iter_bytes()):  # api detected from the stream
-            if isinstance(event, TextDelta):
-                shown.append(event.delta)
-            elif isinstance(event, Done):
-                message = event.message
+    """The README's Quick start, followed literally (``httpx.stream`` and
+    ``normalize`` without ``provider=``), then the tool result sent to the same
+    Claude model with ``encode_request`` (no ``provider=`` either): the
+    thinking block goes back with its signature, and the ``thinking``
+    parameter stays in the body."""
+    body = {"model": MODEL, "max_tokens": 4096, "messages": [], "stream": True}
+    headers = {"anthropic-version": "2023-06-01"}
+    with ServerThread(_anthropic_server) as server:
+        url = server.url + "/v1/messages"
+        # -- the README's Quick start, as written --
+        with httpx.stream("POST", url, json=body, headers=headers, timeout=60) as response:
+            for event in normalize(response.iter_bytes()):  # api detected from the stream
+                if isinstance(event, TextDelta):
+                    print(event.delta, end="", flush=True)
+                elif isinstance(event, Done):
+                    message = (
+                        event.message
+                    )  # content, stop_reason, usage — same shape for every API
 
     call = message.tool_calls[0]
     request = Request(
