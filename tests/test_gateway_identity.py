@@ -14,6 +14,8 @@ import openai
 import pytest
 
 from streamnorm.gateway import parse_config
+from streamnorm.gateway.proxy import warning_headers
+from streamnorm.sanitize import SanitizeWarning
 
 from .gateway_support import (
     GATEWAY_KEY,
@@ -147,3 +149,12 @@ def test_foreign_thinking_config_global_route_and_errors() -> None:
         ValueError, match=r"routes\[1\]\.foreign_thinking: one of text, tagged, drop"
     ):
         parse_config(data, env)
+
+
+def test_warning_header_is_one_printable_line_of_at_most_twenty() -> None:
+    """A block kind comes from upstream data; it never breaks the header."""
+    bad = SanitizeWarning(1, 2, "provider_block_dropped", "x dropped: kind\r\nSet-Cookie: é")
+    (value,) = warning_headers([bad] * 25).values()
+    assert all(" " <= c <= "~" for c in value)
+    assert value.count("provider_block_dropped") == 20 and value.endswith("; 5 more")
+    assert warning_headers([]) == {}

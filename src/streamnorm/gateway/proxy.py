@@ -103,8 +103,9 @@ def warning_headers(warnings: Sequence[SanitizeWarning]) -> dict[str, str]:
     shown = [str(w) for w in warnings[:MAX_WARNINGS]]
     if len(warnings) > MAX_WARNINGS:
         shown.append(f"{len(warnings) - MAX_WARNINGS} more")
-    text = "; ".join(shown).encode("latin-1", "replace").decode("latin-1")
-    return {WARNINGS_HEADER: text}
+    text = "; ".join(shown).encode("ascii", "replace").decode("ascii")
+    # A block kind comes from upstream data: no control character may end the header.
+    return {WARNINGS_HEADER: "".join(c if " " <= c <= "~" else "?" for c in text)}
 
 
 async def _whole(ex: Exchange, call: ClientCall, opened: Opened, headers: dict[str, str]) -> None:
