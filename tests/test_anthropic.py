@@ -89,7 +89,9 @@ def test_fixture_outcome(path: Path) -> None:
 @needs_fixtures
 def test_text_basic_exact() -> None:
     events = run_bytes(load(f"{API}/text-basic.sse"), API)
-    assert events[0] == Start(API, "claude-sonnet-4-5-20250929", "msg_017A4s3HAsrqf5d2WvBmrpLr")
+    assert events[0] == Start(
+        API, "claude-sonnet-4-5-20250929", "msg_017A4s3HAsrqf5d2WvBmrpLr", "anthropic"
+    )
     assert [e.delta for e in events if isinstance(e, TextDelta)] == [
         "-",
         " Captain",

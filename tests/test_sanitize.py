@@ -152,7 +152,7 @@ def test_04_anthropic_to_responses() -> None:
     ]
     out = sanitize(h, "openai", "gpt-5", api="openai-responses")
     turn = only_turn(out)
-    assert turn.content[0] == TextBlock("Plan.")
+    assert turn.content[0] == TextBlock("<thinking>\nPlan.\n</thinking>\n\n")
     assert turn.tool_calls[0].id == "toolu_01XyZ"
     assert signatures(out) == []
     assert results(out)[0].tool_call_id == "toolu_01XyZ"
@@ -333,7 +333,10 @@ def test_19_foreign_anthropic_compatible_signatures() -> None:
         model="kimi-k2",
     )
     out = sanitize([kimi, result("toolu_k")], "anthropic", "claude-sonnet-4-5")
-    assert only_turn(out).content[:2] == (TextBlock("Kimi thinks."), TextBlock("answer"))
+    assert only_turn(out).content[:2] == (
+        TextBlock("<thinking>\nKimi thinks.\n</thinking>\n\n"),
+        TextBlock("answer"),
+    )
     assert signatures(out) == []
 
 
@@ -342,11 +345,11 @@ def test_19b_unknown_host_is_foreign_whatever_the_model() -> None:
     its signature goes nowhere, even with the target's own model name."""
     kimi = assistant((ThinkingBlock("Kimi thinks.", "kimi-sig"),), provider=None, model="kimi-k2")
     assert only_turn(sanitize([kimi], "anthropic", "claude-sonnet-4-5")).content == (
-        TextBlock("Kimi thinks."),
+        TextBlock("<thinking>\nKimi thinks.\n</thinking>"),
     )
     same_name = claude(ThinkingBlock("Claude thinks.", ANTHROPIC_SIG), provider=None)
     assert only_turn(sanitize([same_name], "anthropic", "claude-sonnet-4-5")).content == (
-        TextBlock("Claude thinks."),
+        TextBlock("<thinking>\nClaude thinks.\n</thinking>"),
     )
 
 
@@ -732,7 +735,8 @@ def test_models_match(a: str | None, b: str | None, same: bool) -> None:
 
 def test_same_api_other_provider_is_foreign() -> None:
     h = [claude(ThinkingBlock("t", ANTHROPIC_SIG), TextBlock("x"), provider="vertex")]
-    assert only_turn(sanitize(h, "anthropic", "claude-sonnet-4-5")).content[0] == TextBlock("t")
+    out = sanitize(h, "anthropic", "claude-sonnet-4-5", foreign_thinking="text")
+    assert only_turn(out).content[0] == TextBlock("t\n\n")
     assert sanitize(h, "VERTEX", "claude-sonnet-4-5", api="anthropic") == h
 
 

@@ -14,7 +14,7 @@ from streamnorm.sanitize import sanitize_messages_for_target, validate_history_f
 from .sanitize_support import TARGETS, histories
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-MODES = st.sampled_from(["text", "drop"])
+MODES = st.sampled_from(["text", "tagged", "drop"])
 TARGET = st.sampled_from(TARGETS)
 
 

@@ -90,12 +90,14 @@ class Row:
     name: str
     content: Callable[[Issuer], Content]
     expect: Callable[[Case, Content], Content]
-    mode: Literal["text", "drop"] = "text"
+    mode: Literal["text", "tagged", "drop"] = "text"
     stop: StopReason = StopReason.STOP
     results: Callable[[Content], list[ToolResultMessage]] = field(default=lambda c: [])
 
 
 DONE = TextBlock("Done.")
+#: Another issuer's reasoning in tagged mode, without the separator.
+TAGGED = "<thinking>\nLet me check.\n</thinking>"
 
 
 def _signed_calls(case: Case, content: Content) -> Content:
@@ -118,7 +120,13 @@ ROWS: list[Row] = [
     Row(
         "signed thinking",
         lambda s: (ThinkingBlock("Let me check.", signature(s.api, "thinking")), DONE),
-        lambda c, x: x if c.same else (TextBlock("Let me check."), DONE),
+        lambda c, x: x if c.same else (TextBlock("Let me check.\n\n"), DONE),
+    ),
+    Row(
+        "signed thinking, tagged mode",
+        lambda s: (ThinkingBlock("Let me check.", signature(s.api, "thinking")), DONE),
+        lambda c, x: x if c.same else (TextBlock(TAGGED + "\n\n"), DONE),
+        mode="tagged",
     ),
     Row(
         "signed thinking, drop mode",
@@ -137,8 +145,18 @@ ROWS: list[Row] = [
         lambda c, x: (
             ((DONE,) if c.api in ("anthropic-messages", "openai-responses") else x)
             if c.same
-            else (TextBlock("Let me check."), DONE)
+            else (TextBlock("Let me check.\n\n"), DONE)
         ),
+    ),
+    Row(
+        "unsigned thinking, tagged mode, last block",
+        lambda s: (DONE, ThinkingBlock("Let me check.")),
+        lambda c, x: (
+            ((DONE,) if c.api in ("anthropic-messages", "openai-responses") else x)
+            if c.same
+            else (DONE, TextBlock(TAGGED))
+        ),
+        mode="tagged",
     ),
     Row(
         "unsigned thinking, drop mode",

@@ -8,7 +8,13 @@ from .codec import (
     encode_request,
     validate_request_body,
 )
-from .encoder import StreamEncoder, aencode_stream, encode_response, encode_stream
+from .encoder import (
+    ProviderMismatchWarning,
+    StreamEncoder,
+    aencode_stream,
+    encode_response,
+    encode_stream,
+)
 from .events import (
     BlockEnd,
     Done,
@@ -47,7 +53,12 @@ from .normalizer import StreamNormalizer, anormalize, normalize
 from .options import NormalizerOptions
 from .partial_json import ArgsOp, apply_ops, parse_partial_json
 from .request import ProviderTool, Reasoning, Request, ResponseFormat, Tool, WireRequest
-from .sanitize import sanitize_messages_for_target, validate_history_for_target
+from .sanitize import (
+    SanitizeWarning,
+    sanitize_messages_for_target,
+    sanitize_with_warnings,
+    validate_history_for_target,
+)
 
 __all__ = [
     "APIS",
@@ -69,10 +80,12 @@ __all__ = [
     "ParserOutput",
     "PromptProgress",
     "ProviderBlock",
+    "ProviderMismatchWarning",
     "ProviderTool",
     "Reasoning",
     "Request",
     "ResponseFormat",
+    "SanitizeWarning",
     "Start",
     "StopReason",
     "StreamEncoder",
@@ -110,6 +123,7 @@ __all__ = [
     "parse_partial_json",
     "resolve_api",
     "sanitize_messages_for_target",
+    "sanitize_with_warnings",
     "validate_history_for_target",
     "validate_request_body",
 ]

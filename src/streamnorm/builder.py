@@ -44,6 +44,7 @@ from .events import (
     tool_call_delta,
     usage_update,
 )
+from .integrations.hosts import provider_for_response
 from .messages import (
     AssistantMessage,
     ContentBlock,
@@ -255,7 +256,9 @@ class MessageBuilder:
     for wire APIs without a per-block end (Chat Completions): their tool
     calls end at the terminal without being presumed cut off. ``call_id``
     makes the ids of tool calls that have none (never one already used in
-    the message).
+    the message). ``provider`` names the host; without it, the host the
+    stream's response id proves (``integrations.hosts.provider_for_response``)
+    is recorded, on ``Start`` and on the message.
     """
 
     def __init__(
@@ -301,13 +304,20 @@ class MessageBuilder:
             self._reported_model = model
         if response_id and self._response_id is None:
             self._response_id = response_id
+            if self.provider is None:  # the caller's name wins; else what the id proves
+                self.provider = provider_for_response(self.api, response_id)
         if not self._started:
             self._emit_start()
 
     def _emit_start(self) -> None:
         self._started = True
         self.events.append(
-            Start(self.api, self._reported_model or self._requested_model, self._response_id)
+            Start(
+                self.api,
+                self._reported_model or self._requested_model,
+                self._response_id,
+                self.provider,
+            )
         )
         if self._early:
             self.events.extend(self._early)

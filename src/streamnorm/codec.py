@@ -27,7 +27,13 @@ from .providers.openai_completions import response as completions_response
 from .providers.openai_responses import request as responses_request
 from .providers.openai_responses import response as responses_response
 from .request import Request, WireRequest
-from .sanitize import sanitize_messages_for_target
+from .sanitize import (
+    DEFAULT_FOREIGN_THINKING,
+    ForeignThinking,
+    SanitizeWarning,
+    sanitize_with_warnings,
+)
+from .sanitize.target import provider_in_history
 
 __all__ = [
     "KEPT_HEADERS",
@@ -108,25 +114,62 @@ def _json_body(body: bytes | str | Mapping[str, Any], what: str) -> Mapping[str,
 
 
 def encode_request(
-    request: Request, api: str, *, provider: str | None = None, sanitize: bool = True
+    request: Request,
+    api: str,
+    *,
+    provider: str | None = None,
+    sanitize: bool = True,
+    foreign_thinking: ForeignThinking = DEFAULT_FOREIGN_THINKING,
 ) -> WireRequest:
     """``request`` as ``api``'s HTTP request (path, non-secret headers, body).
 
-    With ``sanitize`` the history first goes through
-    ``sanitize_messages_for_target(messages, provider, request.model, api=api)``:
-    another issuer's signatures are demoted, ids rewritten, results paired.
+    ``provider`` names the host the request goes to; without it, the host of
+    the newest assistant turn of the same api and model is taken (a history
+    read from a host goes back to it), else the host is unknown. With
+    ``sanitize`` the history first goes through ``sanitize_messages_for_target``:
+    another issuer's reasoning becomes text as ``foreign_thinking`` says
+    (``"tagged"``, ``"text"`` or ``"drop"``), its signatures are removed, ids
+    rewritten, results paired. ``WireRequest.warnings`` names every block that
+    lost opaque state on the way, and settings the api could not take as given.
     """
     name = resolve_spoken_api(api)
     codec = _codec(name)
     refuse_unsendable_parts(request.messages, name, codec.MEDIA)
     messages = list(request.messages)
+    if provider is None:
+        provider = provider_in_history(messages, name, request.model)
+    warnings: tuple[SanitizeWarning, ...] = ()
     if sanitize:
-        messages = sanitize_messages_for_target(messages, provider, request.model, api=name)
+        messages, warnings = sanitize_with_warnings(
+            messages, provider, request.model, api=name, foreign_thinking=foreign_thinking
+        )
     wire = codec.encode_request(request, messages, provider)
+    warnings += _settings_dropped(request, wire)
     own = (request.headers or {}).get(name)
-    if not own:
-        return wire
-    return replace(wire, headers={**wire.headers, **own})
+    if own:
+        wire = replace(wire, headers={**wire.headers, **own})
+    return replace(wire, warnings=warnings) if warnings else wire
+
+
+def _settings_dropped(request: Request, wire: WireRequest) -> tuple[SanitizeWarning, ...]:
+    """Reasoning the request asked for that the body does not carry: Anthropic
+    turns thinking off for a tool loop whose last assistant turn does not
+    start with thinking (it refuses the request otherwise)."""
+    reasoning = request.reasoning
+    if wire.path != "/v1/messages" or reasoning is None or "thinking" in wire.body:
+        return ()
+    if not reasoning.enabled or reasoning.effort == "none":
+        return ()
+    turns = [i for i, m in enumerate(request.messages) if isinstance(m, AssistantMessage)]
+    return (
+        SanitizeWarning(
+            turns[-1] if turns else len(request.messages) - 1,
+            None,
+            "thinking_off",
+            "thinking turned off: the tool loop's last assistant turn does not start "
+            "with reasoning this model can verify",
+        ),
+    )
 
 
 def decode_request(

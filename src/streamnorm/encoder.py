@@ -17,9 +17,15 @@ from .providers.anthropic import encoder as anthropic
 from .providers.google import encoder as google
 from .providers.openai_completions import encoder as completions
 from .providers.openai_responses import encoder as responses
-from .providers.wire_writer import WireEncoder
+from .providers.wire_writer import ProviderMismatchWarning, WireEncoder
 
-__all__ = ["StreamEncoder", "aencode_stream", "encode_response", "encode_stream"]
+__all__ = [
+    "ProviderMismatchWarning",
+    "StreamEncoder",
+    "aencode_stream",
+    "encode_response",
+    "encode_stream",
+]
 
 _ENCODERS: dict[str, type[WireEncoder]] = {
     "anthropic-messages": anthropic.AnthropicEncoder,
@@ -47,7 +53,11 @@ class StreamEncoder:
     ``created`` the Unix time the Chat and Responses bodies carry;
     ``provider`` the host the events came from, named as the issuer in the
     envelopes of another API's opaque state (so that sanitize returns that
-    state to that host only). Feeding after ``close()`` raises ``RuntimeError``.
+    state to that host only); by default the provider the ``Start`` event
+    names (the normalizer's, an adapter's, or the one its id proves). An
+    explicit ``provider`` wins; when it differs from the events' a
+    :class:`ProviderMismatchWarning` says so. Feeding after ``close()``
+    raises ``RuntimeError``.
     """
 
     __slots__ = ("_writer", "api")

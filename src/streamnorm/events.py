@@ -62,21 +62,27 @@ class _Unvalidated:
 
 @dataclass(frozen=True, slots=True)
 class Start:
-    """The stream identified itself. Always the first event."""
+    """The stream identified itself. Always the first event. ``provider`` is
+    the host that issued it when known (named by the caller or an adapter, or
+    proven by the stream itself), as on the final message."""
 
     type: ClassVar[Literal["start"]] = "start"
 
     api: str
     model: str | None
     response_id: str | None
+    provider: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "type": "start",
             "api": self.api,
             "model": self.model,
             "response_id": self.response_id,
         }
+        if self.provider is not None:
+            out["provider"] = self.provider
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,7 +389,9 @@ def _args_op(d: Any) -> ArgsOp:
 
 
 _FROM_DICT: dict[str, Callable[[Mapping[str, Any]], Event]] = {
-    "start": lambda d: Start(_field(d, "api"), d.get("model"), d.get("response_id")),
+    "start": lambda d: Start(
+        _field(d, "api"), d.get("model"), d.get("response_id"), d.get("provider")
+    ),
     "text_delta": lambda d: TextDelta(_field(d, "index"), _field(d, "delta")),
     "thinking_delta": lambda d: ThinkingDelta(
         _field(d, "index"), _field(d, "delta"), d.get("signature")

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .messages import Message, TextBlock, message_from_dict
+
+if TYPE_CHECKING:  # the sanitize package imports the providers, which import this module
+    from .sanitize.report import SanitizeWarning
 
 __all__ = [
     "TOOL_CHOICE_MODES",
@@ -252,12 +255,18 @@ class Request:
 @dataclass(frozen=True, slots=True)
 class WireRequest:
     """An encoded request: ``path`` is relative to the api's base URL and
-    includes the query; ``headers`` are the non-secret headers the api needs."""
+    includes the query; ``headers`` are the non-secret headers the api needs.
+    ``warnings`` says what of the history or the settings did not reach the
+    body as given (``SanitizeWarning``s: another issuer's reasoning turned
+    into text, a signature removed, thinking turned off …); it is a
+    diagnostic of the encoding, not part of the request, so it takes no part
+    in equality or ``to_dict``."""
 
     method: str
     path: str
     headers: Mapping[str, str]
     body: Mapping[str, Any]
+    warnings: tuple[SanitizeWarning, ...] = field(default=(), compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -6,6 +6,7 @@ A TOML file (``gateway.toml``) holds three parts::
     keys_env = "STREAMNORM_GATEWAY_KEYS"   # comma-separated client keys
     max_body_bytes = 10485760
     max_concurrency = 256
+    foreign_thinking = "tagged"            # "tagged", "text" or "drop"
 
     [upstreams.claude]
     api = "anthropic-messages"
@@ -15,12 +16,18 @@ A TOML file (``gateway.toml``) holds three parts::
     [[routes]]
     models = ["claude-*"]
     upstreams = ["claude"]
+    foreign_thinking = "tagged"            # optional; else [gateway]'s, else "tagged"
 
 Secrets never live in the file: it names the environment variables that hold
 them, read once when the app is built. A client's model picks a route by the
 first matching glob; the route's upstreams are tried in order. Every URL the
 gateway ever calls is a configured ``base_url``, so a client cannot make it
 call anywhere else.
+
+``foreign_thinking`` says what a cross-API request does with reasoning an
+upstream cannot verify (another issuer's, or an unknown host's): wrap it in
+``<thinking>`` tags (the default), keep it as plain text, or drop it
+(``sanitize.md``); every choice is reported in ``x-streamnorm-warnings``.
 
 Every mistake raises ``ValueError`` naming the key (``upstreams.claude.api``).
 """
@@ -38,6 +45,7 @@ from urllib.parse import urlsplit
 
 from ..apis import APIS, resolve_spoken_api
 from ..integrations.hosts import provider_for_url
+from ..sanitize import DEFAULT_FOREIGN_THINKING, FOREIGN_THINKING_MODES, ForeignThinking
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -84,10 +92,12 @@ class Upstream:
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    """Model-name globs and the upstreams that serve them, in fallback order."""
+    """Model-name globs and the upstreams that serve them, in fallback order;
+    ``foreign_thinking`` is what becomes of reasoning an upstream cannot verify."""
 
     models: tuple[str, ...]
     upstreams: tuple[Upstream, ...]
+    foreign_thinking: ForeignThinking = DEFAULT_FOREIGN_THINKING
 
     def matches(self, model: str) -> bool:
         return any(fnmatch.fnmatchcase(model, glob) for glob in self.models)
@@ -101,7 +111,9 @@ class GatewayConfig:
     ``max_body_bytes`` bounds a request body (413 beyond it);
     ``max_concurrency`` bounds the requests one worker serves at once (429
     beyond it); ``log_content`` adds the request and response bodies to the
-    log line (off by default: content stays out of logs).
+    log line (off by default: content stays out of logs);
+    ``foreign_thinking`` is the routes' default for reasoning an upstream
+    cannot verify.
     """
 
     routes: tuple[Route, ...]
@@ -109,6 +121,7 @@ class GatewayConfig:
     max_body_bytes: int = 10 * 1024 * 1024
     max_concurrency: int = 256
     log_content: bool = False
+    foreign_thinking: ForeignThinking = DEFAULT_FOREIGN_THINKING
 
     def route(self, model: str) -> Route | None:
         """The first route whose globs match ``model``; None: unknown model."""
@@ -145,7 +158,12 @@ def parse_config(data: Mapping[str, Any], env: Mapping[str, str] | None = None) 
     env = os.environ if env is None else env
     _only(data, "", {"gateway", "upstreams", "routes"})
     gateway = _table(data, "gateway", "gateway")
-    _only(gateway, "gateway.", {"keys_env", "max_body_bytes", "max_concurrency", "log_content"})
+    _only(
+        gateway,
+        "gateway.",
+        {"keys_env", "max_body_bytes", "max_concurrency", "log_content", "foreign_thinking"},
+    )
+    foreign = _foreign_thinking(gateway, "gateway.", DEFAULT_FOREIGN_THINKING)
     ups_table = _table(data, "upstreams", "upstreams")
     upstreams = {
         name: _upstream(name, _table(ups_table, name, f"upstreams.{name}"), env)
@@ -154,13 +172,14 @@ def parse_config(data: Mapping[str, Any], env: Mapping[str, str] | None = None) 
     routes_list = data.get("routes", [])
     if not isinstance(routes_list, list) or not routes_list:
         raise ValueError("routes: a non-empty array of [[routes]] tables is required")
-    routes = tuple(_route(i, r, upstreams) for i, r in enumerate(routes_list))
+    routes = tuple(_route(i, r, upstreams, foreign) for i, r in enumerate(routes_list))
     return GatewayConfig(
         routes=routes,
         keys=_keys(gateway, env),
         max_body_bytes=_positive_int(gateway, "max_body_bytes", "gateway.", 10 * 1024 * 1024),
         max_concurrency=_positive_int(gateway, "max_concurrency", "gateway.", 256),
         log_content=_bool(gateway, "log_content", "gateway.", False),
+        foreign_thinking=foreign,
     )
 
 
@@ -211,17 +230,23 @@ def _upstream(name: str, table: Mapping[str, Any], env: Mapping[str, str]) -> Up
     )
 
 
-def _route(i: int, table: Any, upstreams: Mapping[str, Upstream]) -> Route:
+def _route(
+    i: int, table: Any, upstreams: Mapping[str, Upstream], foreign: ForeignThinking
+) -> Route:
     where = f"routes[{i}]."
     if not isinstance(table, Mapping):
         raise ValueError(f"routes[{i}]: must be a table")
-    _only(table, where, {"models", "upstreams"})
+    _only(table, where, {"models", "upstreams", "foreign_thinking"})
     models = _str_list(table, "models", where)
     names = _str_list(table, "upstreams", where)
     unknown = [n for n in names if n not in upstreams]
     if unknown:
         raise ValueError(f"{where}upstreams: no [upstreams.{unknown[0]}] table")
-    return Route(tuple(models), tuple(upstreams[n] for n in names))
+    return Route(
+        tuple(models),
+        tuple(upstreams[n] for n in names),
+        _foreign_thinking(table, where, foreign),
+    )
 
 
 def _keys(gateway: Mapping[str, Any], env: Mapping[str, str]) -> frozenset[str]:
@@ -285,3 +310,14 @@ def _bool(table: Mapping[str, Any], key: str, where: str, default: bool) -> bool
     if not isinstance(value, bool):
         raise ValueError(f"{where}{key}: true or false is required")
     return value
+
+
+def _foreign_thinking(
+    table: Mapping[str, Any], where: str, default: ForeignThinking
+) -> ForeignThinking:
+    value = table.get("foreign_thinking", default)
+    if value not in FOREIGN_THINKING_MODES:
+        raise ValueError(
+            f"{where}foreign_thinking: one of {', '.join(FOREIGN_THINKING_MODES)} is required"
+        )
+    return value  # type: ignore[no-any-return]

@@ -20,6 +20,7 @@ import dataclasses
 from .._json import dumps_compact
 from ..codec import decode_request, encode_request
 from ..request import Request
+from ..sanitize import DEFAULT_FOREIGN_THINKING, ForeignThinking, SanitizeWarning
 from .config import Upstream
 from .doors import PATH_MODEL, ClientCall
 from .errors import GatewayError
@@ -58,11 +59,20 @@ def same_api_request(call: ClientCall, up: Upstream, headers: dict[str, str]) ->
 class ClientRequest:
     """A client call and its canonical form, decoded on first need."""
 
-    def __init__(self, call: ClientCall, path: str, headers: dict[str, str]) -> None:
+    def __init__(
+        self,
+        call: ClientCall,
+        path: str,
+        headers: dict[str, str],
+        foreign_thinking: ForeignThinking = DEFAULT_FOREIGN_THINKING,
+    ) -> None:
         self.call = call
         self._path = path
         self._headers = headers
+        self._foreign_thinking = foreign_thinking
         self._canonical: Request | None = None
+        #: What each upstream's translated request lost, by upstream name.
+        self.warnings: dict[str, tuple[SanitizeWarning, ...]] = {}
 
     def canonical(self) -> Request:
         if self._canonical is None:
@@ -86,7 +96,10 @@ class ClientRequest:
         if up.api == "google-generative-ai":
             _path_model(request.model or "")
         try:
-            wire = encode_request(request, up.api, provider=up.provider)
+            wire = encode_request(
+                request, up.api, provider=up.provider, foreign_thinking=self._foreign_thinking
+            )
         except ValueError as exc:  # the request cannot be said in the upstream's API
             raise GatewayError(400, str(exc)) from None
+        self.warnings[up.name] = wire.warnings
         return Outgoing(wire.path, dict(wire.headers), dumps_compact(wire.body).encode())

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
@@ -32,6 +33,7 @@ from ..messages import AssistantMessage, ContentBlock, StopReason, TextBlock, To
 
 __all__ = [
     "Carrier",
+    "ProviderMismatchWarning",
     "WireEncoder",
     "derive_id",
     "dumps",
@@ -209,6 +211,7 @@ class WireEncoder:
         self.started = True
         self.source_api = event.api
         self.source_id = event.response_id
+        self.provider = issuing_provider(self.provider, event.provider)
         self.carrier = Carrier(self.api, Issuer(event.api, self.provider, event.model))
         if self.model is None:
             self.model = event.model
@@ -219,7 +222,7 @@ class WireEncoder:
     def _learn(self, message: AssistantMessage) -> None:
         """A terminal event without a ``Start`` before it still names its source."""
         if not self.started:
-            self._start(Start(message.api, message.model, message.response_id))
+            self._start(Start(message.api, message.model, message.response_id, message.provider))
         self.usage = message.usage
 
     def snapshot(self) -> AssistantMessage:
@@ -268,6 +271,28 @@ class WireEncoder:
 
     def on_error(self, event: Error) -> bytes:
         raise NotImplementedError
+
+
+class ProviderMismatchWarning(UserWarning):
+    """An encoder was told one provider for events that name another."""
+
+
+def issuing_provider(given: str | None, named: str | None) -> str | None:
+    """The host to name as issuer: the caller's ``given`` one when there is
+    one (it wins), else the one the events ``named``. When both are given and
+    differ (case aside), a :class:`ProviderMismatchWarning` says so: the
+    envelopes then name the caller's host, and sanitize returns the state to
+    that host only."""
+    if given is None:
+        return named
+    if named is not None and given.strip().lower() != named.strip().lower():
+        warnings.warn(
+            f"provider={given!r} was given for events from provider {named!r}; "
+            f"opaque state is labelled as issued by {given!r}",
+            ProviderMismatchWarning,
+            stacklevel=4,
+        )
+    return given
 
 
 def issuer_of(message: AssistantMessage) -> Issuer:

@@ -8,12 +8,19 @@ structure and removes unpaired surrogates (reference: ``sanitize.md``).
 Modules, along the data flow: :mod:`.target` (who sends, who issued),
 :mod:`.blocks` (what survives, per block), :mod:`.calls` (which blocks need
 results), :mod:`.ids` (id rules and the injective rewrite), :mod:`.text`
-(surrogates), :mod:`.core` (the pipeline), :mod:`.validators`.
+(surrogates), :mod:`.report` (what was lost, in words), :mod:`.core` (the
+pipeline), :mod:`.validators`.
 """
 
-from .blocks import GEMINI_SENTINEL
-from .core import sanitize_messages_for_target
+from .blocks import (
+    DEFAULT_FOREIGN_THINKING,
+    FOREIGN_THINKING_MODES,
+    GEMINI_SENTINEL,
+    ForeignThinking,
+)
+from .core import sanitize_messages_for_target, sanitize_with_warnings
 from .ids import ID_RULES, IdRule, id_rule_for
+from .report import SanitizeWarning
 from .target import Target, models_match, resolve_target, same_issuer
 from .validators import (
     VALIDATORS,
@@ -29,10 +36,14 @@ from .validators import (
 )
 
 __all__ = [
+    "DEFAULT_FOREIGN_THINKING",
+    "FOREIGN_THINKING_MODES",
     "GEMINI_SENTINEL",
     "ID_RULES",
     "VALIDATORS",
+    "ForeignThinking",
     "IdRule",
+    "SanitizeWarning",
     "Target",
     "Validator",
     "id_rule_for",
@@ -40,6 +51,7 @@ __all__ = [
     "resolve_target",
     "same_issuer",
     "sanitize_messages_for_target",
+    "sanitize_with_warnings",
     "validate_anthropic",
     "validate_bedrock",
     "validate_google",

@@ -26,12 +26,17 @@ from ..messages import (
     ThinkingBlock,
     ToolCallBlock,
 )
+from .report import block_change
 from .target import Target, same_issuer, same_provider
 from .text import clean_block
 
 __all__ = [
+    "DEFAULT_FOREIGN_THINKING",
+    "FOREIGN_THINKING_MODES",
     "GEMINI_SENTINEL",
+    "SEPARATOR",
     "THINKING_RULES",
+    "THINKING_TAGS",
     "UNSIGNED_SAME_ISSUER",
     "ForeignThinking",
     "is_valid_gemini_signature",
@@ -40,7 +45,21 @@ __all__ = [
     "thinking_kind",
 ]
 
-ForeignThinking = Literal["text", "drop"]
+#: What becomes of another issuer's reasoning: plain text, text wrapped in
+#: :data:`THINKING_TAGS`, or nothing. Text of either kind is followed by
+#: :data:`SEPARATOR` when a block follows it in the message.
+ForeignThinking = Literal["text", "tagged", "drop"]
+
+FOREIGN_THINKING_MODES: tuple[str, ...] = ("text", "tagged", "drop")
+
+#: The default: the reasoning stays in the conversation, and reads as what it was.
+DEFAULT_FOREIGN_THINKING: ForeignThinking = "tagged"
+
+THINKING_TAGS = ("<thinking>\n", "\n</thinking>")
+
+#: Between reasoning turned into text and the block after it, so that the two
+#: never read as one sentence when a target joins its text blocks.
+SEPARATOR = "\n\n"
 
 #: Documented value that tells Gemini 3 to skip thought-signature validation
 #: for a function call it did not sign.
@@ -162,6 +181,8 @@ def _thinking(
         return block
     if action is Action.DEMOTE and foreign == "text":
         return TextBlock(block.thinking)
+    if action is Action.DEMOTE and foreign == "tagged":
+        return TextBlock(THINKING_TAGS[0] + block.thinking + THINKING_TAGS[1])
     return None
 
 
@@ -280,21 +301,55 @@ REPLAY_PASSES: dict[str, ReplayPass] = {
 }
 
 
+def _separated(original: Sequence[ContentBlock], out: list[ContentBlock | None]) -> None:
+    """Reasoning turned into text ends with :data:`SEPARATOR` when another
+    block follows it in the message."""
+    last = max((i for i, b in enumerate(out) if b is not None), default=-1)
+    for i, (orig, b) in enumerate(zip(original, out, strict=True)):
+        if isinstance(orig, ThinkingBlock) and isinstance(b, TextBlock) and i < last:
+            out[i] = TextBlock(b.text + SEPARATOR)
+
+
+#: ``(block index in the message, kind, reason)`` of what a message lost.
+Notes = list[tuple[int, str, str]]
+
+
+def _note_changes(
+    positions: Sequence[int],
+    before: Sequence[ContentBlock],
+    out: Sequence[ContentBlock | None],
+    same: bool,
+    foreign: ForeignThinking,
+    notes: Notes,
+) -> None:
+    for position, old, new in zip(positions, before, out, strict=True):
+        change = block_change(old, new, same, foreign == "tagged")
+        if change is not None:
+            notes.append((position, *change))
+
+
 def sanitize_content(
-    message: AssistantMessage, target: Target, foreign: ForeignThinking
+    message: AssistantMessage,
+    target: Target,
+    foreign: ForeignThinking,
+    notes: Notes | None = None,
 ) -> tuple[ContentBlock, ...]:
-    """The content of ``message`` as ``target`` may receive it (ids untouched)."""
+    """The content of ``message`` as ``target`` may receive it (ids untouched).
+    What lost opaque state on the way is appended to ``notes``."""
     same = same_issuer(message, target)
-    original = [clean_block(b) for b in message.content if isinstance(b, _CONTENT_TYPES)]
+    positions = [i for i, b in enumerate(message.content) if isinstance(b, _CONTENT_TYPES)]
+    before = [clean_block(message.content[i]) for i in positions]
     check = SIGNATURE_CHECKS.get(target.api) if same else None
-    if check is not None:
-        original = [check(b) for b in original]
+    original = [check(b) for b in before] if check is not None else before
     out = [_block(b, message, same, target, foreign) for b in original]
     replay = REPLAY_PASSES.get(target.api) if same else None
     if replay is not None:
         out = replay(original, out, target)
     if (target.gemini_major or 0) >= 3:
         out = _gemini3_sentinel(out)
+    _separated(original, out)
+    if notes is not None:
+        _note_changes(positions, before, out, same, foreign, notes)
     kept = tuple(b for b in out if b is not None)
     unchanged = len(kept) == len(message.content) and all(
         a is b for a, b in zip(kept, message.content, strict=True)

@@ -29,21 +29,31 @@ from ..messages import (
     ToolResultMessage,
     UserMessage,
 )
-from .blocks import ForeignThinking, sanitize_content
+from .blocks import (
+    DEFAULT_FOREIGN_THINKING,
+    FOREIGN_THINKING_MODES,
+    ForeignThinking,
+    Notes,
+    sanitize_content,
+)
 from .calls import CallSite, calls_in
 from .ids import IdAllocator, id_rule_for
+from .report import SanitizeWarning
 from .target import Target, resolve_target
 from .text import clean_content, clean_str
 
-__all__ = ["FAILED_STOP_REASONS", "SYNTHETIC_RESULT_TEXT", "sanitize_messages_for_target"]
+__all__ = [
+    "FAILED_STOP_REASONS",
+    "SYNTHETIC_RESULT_TEXT",
+    "sanitize_messages_for_target",
+    "sanitize_with_warnings",
+]
 
 #: Turns that ended this way are incomplete and never replayed.
 FAILED_STOP_REASONS: frozenset[StopReason] = frozenset({StopReason.ERROR, StopReason.ABORTED})
 
 #: Content of the error result that answers a call left without one.
 SYNTHETIC_RESULT_TEXT = "No result provided"
-
-FOREIGN_THINKING_MODES: tuple[str, ...] = ("text", "drop")
 
 
 @dataclass(eq=False)
@@ -85,8 +95,14 @@ class _Result:
 _Entry = UserMessage | SystemMessage | _Turn | _Result
 
 
-def _walk(messages: Iterable[Message], target: Target, foreign: ForeignThinking) -> list[_Entry]:
-    """Drop failed turns and pair results with calls (§8). O(messages + blocks)."""
+def _walk(
+    messages: Iterable[Message],
+    target: Target,
+    foreign: ForeignThinking,
+    warnings: list[SanitizeWarning],
+) -> list[_Entry]:
+    """Drop failed turns and pair results with calls (§8), saying in
+    ``warnings`` what was left out or lost opaque state. O(messages + blocks)."""
     out: list[_Entry] = []
     current: _Turn | None = None
 
@@ -97,19 +113,36 @@ def _walk(messages: Iterable[Message], target: Target, foreign: ForeignThinking)
                 c.answered = True
             current.pending.clear()
 
-    for m in messages:
+    for position, m in enumerate(messages):
         if isinstance(m, AssistantMessage):
             close()
             current = None
             if m.stop_reason in FAILED_STOP_REASONS:
+                _warn(
+                    warnings,
+                    position,
+                    None,
+                    "turn_dropped",
+                    f"turn that ended with {m.stop_reason.value} dropped",
+                )
                 continue
-            content = sanitize_content(m, target, foreign)
+            notes: Notes = []
+            content = sanitize_content(m, target, foreign, notes)
+            warnings.extend(SanitizeWarning(position, *note) for note in notes)
             current = _Turn(m, content, [_Call(s) for s in calls_in(content)])
             out.append(current)
         elif isinstance(m, ToolResultMessage):
             call = current.answer(m.tool_call_id) if current is not None else None
             if call is not None:
                 out.append(_Result(call, m))
+            else:
+                _warn(
+                    warnings,
+                    position,
+                    None,
+                    "result_dropped",
+                    "tool result that answers no call dropped",
+                )
         elif isinstance(m, (UserMessage, SystemMessage)):  # a system message ends a turn too
             close()
             current = None
@@ -118,6 +151,12 @@ def _walk(messages: Iterable[Message], target: Target, foreign: ForeignThinking)
             raise TypeError(f"not a message: {type(m).__name__}")
     close()
     return out
+
+
+def _warn(
+    warnings: list[SanitizeWarning], message: int, block: int | None, kind: str, reason: str
+) -> None:
+    warnings.append(SanitizeWarning(message, block, kind, reason))
 
 
 def _assign_ids(entries: Sequence[_Entry], target: Target) -> None:
@@ -187,24 +226,42 @@ def sanitize_messages_for_target(
     model: str | None,
     *,
     api: str | None = None,
-    foreign_thinking: ForeignThinking = "text",
+    foreign_thinking: ForeignThinking = DEFAULT_FOREIGN_THINKING,
 ) -> list[Message]:
     """Make a conversation history safe to send to ``(provider, api, model)``.
 
     Keeps what the target can verify (its own signatures and opaque blocks),
-    turns another issuer's reasoning into plain text (or drops it with
-    ``foreign_thinking="drop"``), rewrites tool-call ids the target would
-    reject, repairs the call/result structure and removes unpaired
-    surrogates. Pure, deterministic and idempotent; the input is never
-    modified. Raises ``ValueError`` for an unknown or missing ``api`` and an
-    unknown ``foreign_thinking`` mode; bad data never raises.
+    turns another issuer's reasoning into text wrapped in ``<thinking>`` tags
+    (plain text with ``foreign_thinking="text"``, dropped with ``"drop"``),
+    rewrites tool-call ids the target would reject, repairs the call/result
+    structure and removes unpaired surrogates. Pure, deterministic and
+    idempotent; the input is never modified. Raises ``ValueError`` for an
+    unknown or missing ``api`` and an unknown ``foreign_thinking`` mode; bad
+    data never raises. :func:`sanitize_with_warnings` also says what was lost.
     """
+    return sanitize_with_warnings(
+        messages, provider, model, api=api, foreign_thinking=foreign_thinking
+    )[0]
+
+
+def sanitize_with_warnings(
+    messages: Iterable[Message],
+    provider: str | None,
+    model: str | None,
+    *,
+    api: str | None = None,
+    foreign_thinking: ForeignThinking = DEFAULT_FOREIGN_THINKING,
+) -> tuple[list[Message], tuple[SanitizeWarning, ...]]:
+    """:func:`sanitize_messages_for_target`, and one :class:`SanitizeWarning`
+    per block that lost opaque state (a signature, reasoning, citations, a
+    provider block) and per message left out, in history order."""
     if foreign_thinking not in FOREIGN_THINKING_MODES:
         raise ValueError(
             f"foreign_thinking must be one of {FOREIGN_THINKING_MODES}, got {foreign_thinking!r}"
         )
     target = resolve_target(provider, model, api)
-    entries = _walk(messages, target, foreign_thinking)
+    warnings: list[SanitizeWarning] = []
+    entries = _walk(messages, target, foreign_thinking, warnings)
     _assign_ids(entries, target)
     out: list[Message] = []
     for e in entries:
@@ -218,4 +275,4 @@ def sanitize_messages_for_target(
             out.append(_rebuild_system(e))
         else:
             out.append(_rebuild_user(e))
-    return out
+    return out, tuple(warnings)

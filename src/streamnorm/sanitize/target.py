@@ -10,15 +10,17 @@ kept here, in one place, as small tables and pure functions.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..apis import APIS, resolve_api, resolve_spoken_api
-from ..messages import AssistantMessage
+from ..messages import AssistantMessage, Message
 
 __all__ = [
     "Target",
     "models_match",
     "normalize_model",
+    "provider_in_history",
     "resolve_target",
     "same_issuer",
     "same_provider",
@@ -158,3 +160,20 @@ def same_issuer(message: AssistantMessage, target: Target) -> bool:
         models_match(message.model, target.model)
         or models_match(message.response_model, target.model)
     )
+
+
+def provider_in_history(messages: Iterable[Message], api: str, model: str | None) -> str | None:
+    """The host of the newest assistant turn of ``api`` and ``model`` (either
+    of its model names) that names one, or None.
+
+    A history read from a host and sent on to the same api and model goes
+    back to that host unless the caller says otherwise, so this is the
+    target's provider when none is given: the opaque state of that host's
+    turns is kept, every other issuer's is not.
+    """
+    for m in reversed(list(messages)):
+        if not isinstance(m, AssistantMessage) or m.provider is None or _api_of(m.api) != api:
+            continue
+        if models_match(m.model, model) or models_match(m.response_model, model):
+            return m.provider
+    return None

@@ -36,6 +36,7 @@ from ..._json import dumps_compact
 from ...builder import MessageBuilder
 from ...messages import StopReason, Usage
 from ..base import Decoder, as_dict, as_int, as_list, as_str, error_of
+from .extra_content import google_signature
 
 __all__ = ["OpenAICompletionsDecoder", "to_usage"]
 
@@ -76,6 +77,7 @@ DELTA_FIELDS = frozenset(
         "annotations",
         "tool_calls",
         "function_call",
+        "extra_content",
     )
 )
 
@@ -313,6 +315,7 @@ class OpenAICompletionsDecoder(Decoder):
             or entry.get("id") not in (None, "")
             or function.get("name") not in (None, "")
             or type(fragment) is not str
+            or "extra_content" in entry
         ):
             return None
         return "tool_calls", (call, fragment)
@@ -409,6 +412,10 @@ class OpenAICompletionsDecoder(Decoder):
         function_call = delta.get("function_call")
         if isinstance(function_call, dict) and function_call:
             self._function_call(function_call)
+        signature = google_signature(delta)
+        if signature is not None:  # Gemini signs the message's text
+            self.builder.text(_TEXT, "")
+            self.builder.set_signature(_TEXT, signature)
 
     # ------------------------------------------------------------------
     # Blocks
@@ -504,6 +511,7 @@ class OpenAICompletionsDecoder(Decoder):
         if call_id:
             self._by_id.setdefault(call_id, call)
         self._arguments(("tool", call), function.get("arguments"))
+        self.builder.set_signature(("tool", call), google_signature(entry))
 
     def _function_call(self, function_call: dict[str, Any]) -> None:
         """Legacy ``delta.function_call``: one call, never an id."""

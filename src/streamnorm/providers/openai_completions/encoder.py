@@ -42,6 +42,7 @@ from ..wire_writer import (
     raw_stop,
     turn_signatures,
 )
+from .extra_content import google_extra
 
 __all__ = ["CompletionsEncoder", "encode_response"]
 
@@ -147,17 +148,13 @@ def encode_response(
     thinking = [b for b in message.content if isinstance(b, ThinkingBlock)]
     if thinking:
         _reasoning_fields(thinking, carrier, out)
-    calls = [
-        {
-            "id": call.id,
-            "type": "function",
-            "function": {"name": call.name, "arguments": call.raw_arguments or "{}"},
-        }
-        for call in message.tool_calls
-    ]
+    calls = [_response_call(call, carrier) for call in message.tool_calls]
     if calls:
         out["tool_calls"] = calls
     texts = [b for b in message.content if isinstance(b, TextBlock) and not b.refusal]
+    own = _own_signature(texts, carrier)
+    if own is not None:
+        out["extra_content"] = google_extra(own)
     turn = turn_entry(carrier, len(thinking), texts, list(message.tool_calls), bool(refusal))
     if turn is not None:
         out.setdefault("reasoning_details", []).append(turn)
@@ -173,6 +170,25 @@ def encode_response(
     if urls:
         body["citations"] = urls
     return body
+
+
+def _response_call(call: ToolCallBlock, carrier: Carrier) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": call.raw_arguments or "{}"},
+    }
+    if call.signature and not carrier.foreign:
+        out["extra_content"] = google_extra(call.signature)
+    return out
+
+
+def _own_signature(texts: list[TextBlock], carrier: Carrier) -> str | None:
+    """The issuer's own signature of its text (Gemini behind Google's Chat
+    endpoint), for the message's ``extra_content``; another issuer's travels
+    in the turn envelope instead."""
+    signed = [t.signature for t in texts if t.signature]
+    return signed[-1] if signed and not carrier.foreign else None
 
 
 def _own_extras(message: AssistantMessage, carrier: Carrier, out: dict[str, Any]) -> list[str]:
@@ -303,7 +319,9 @@ class CompletionsEncoder(WireEncoder):
             return b""
         return self._send(call)
 
-    def _send(self, call: _Call) -> bytes:
+    def _send(self, call: _Call, signature: str | None = None) -> bytes:
+        """The call's pending arguments (its id and name first), and with
+        ``signature`` its ``extra_content``."""
         arguments = "".join(call.pending)
         call.pending = []
         entry: dict[str, Any] = {"index": call.number}
@@ -313,8 +331,10 @@ class CompletionsEncoder(WireEncoder):
             entry["function"] = {"name": call.name, "arguments": arguments}
         elif arguments:
             entry["function"] = {"arguments": arguments}
-        else:
+        elif signature is None:
             return b""
+        if signature is not None:
+            entry["extra_content"] = google_extra(signature)
         return self._chunk({"tool_calls": [entry]})
 
     def on_block_end(self, event: BlockEnd) -> bytes:
@@ -329,12 +349,17 @@ class CompletionsEncoder(WireEncoder):
             if not block.raw_arguments:
                 call.pending.append("{}")  # a call without arguments: its empty object
             self._ended_calls.append(block)
-            return self._send(call)
+            own = block.signature if not self.carrier.foreign else None
+            return self._send(call, own or None)
         if isinstance(block, TextBlock):
             self._texts.append(block)
+            own_fields: dict[str, Any] = {}
             if block.citations and not self.carrier.foreign:
-                return self._chunk({"annotations": list(block.citations)})
-            return b""
+                own_fields["annotations"] = list(block.citations)
+            signature = _own_signature([block], self.carrier)
+            if signature is not None:
+                own_fields["extra_content"] = google_extra(signature)
+            return self._chunk(own_fields) if own_fields else b""
         if block.api == API and block.kind == "executed_tools":
             return self._chunk({"executed_tools": block.data.get("executed_tools", [])})
         return b""

@@ -61,6 +61,7 @@ from ..codecbase import (
     tool_call,
 )
 from .decoder import REASONING_FIELDS
+from .extra_content import google_extra, google_signature
 
 __all__ = ["MEDIA", "decode_request", "encode_request", "validate_body"]
 
@@ -153,17 +154,33 @@ def _assistant(m: AssistantMessage, provider: str | None) -> dict[str, Any]:
     if thinking:
         _reasoning_fields(thinking, provider, out)
     if calls:
-        out["tool_calls"] = [
-            {
-                "id": c.id,
-                "type": "function",
-                "function": {"name": c.name, "arguments": arguments_text(c)},
-            }
-            for c in calls
-        ]
+        out["tool_calls"] = [_call(c) for c in calls]
+    if text:
+        _text_signature(m, out)
     for block in m.content:
         if isinstance(block, ProviderBlock) and block.api == API and block.kind != "executed_tools":
             out.update(block.data)  # a message field kept verbatim (executed_tools is output-only)
+    return out
+
+
+def _text_signature(m: AssistantMessage, out: dict[str, Any]) -> None:
+    """The signature of the message's text (Chat has one text per message:
+    the last signed block's), where Google's endpoint put it."""
+    signed = [b.signature for b in m.content if isinstance(b, TextBlock) and b.signature]
+    if signed:
+        out["extra_content"] = google_extra(signed[-1])
+
+
+def _call(c: ToolCallBlock) -> dict[str, Any]:
+    """One tool call; its signature (only ever the target's own, after
+    sanitize) goes back where Google's endpoint put it."""
+    out: dict[str, Any] = {
+        "id": c.id,
+        "type": "function",
+        "function": {"name": c.name, "arguments": arguments_text(c)},
+    }
+    if c.signature:
+        out["extra_content"] = google_extra(c.signature)
     return out
 
 
@@ -423,7 +440,9 @@ def _calls(turn: Turn, value: Any, where: str) -> None:
         call_id = call.typed("id", str) or ""
         name = function.typed("name", str, required=True)
         assert name is not None
-        turn.add(tool_call(call_id, name, function.pop("arguments"), function.at("arguments")))
+        signature = google_signature(raw)
+        arguments = function.pop("arguments")
+        turn.add(tool_call(call_id, name, arguments, function.at("arguments"), signature))
 
 
 def _assistant_message(
@@ -432,8 +451,11 @@ def _assistant_message(
     turn = Turn(API, model, provider)
     _thinking(turn, raw)
     text, refusal = _text_of(raw.pop("content"), f"{where}.content")
+    signature = google_signature({"extra_content": raw.peek("extra_content")}) if text else None
+    if signature is not None:
+        raw.pop("extra_content")
     if text:
-        turn.add(TextBlock(text))
+        turn.add(TextBlock(text, signature))
     refusal += raw.typed("refusal", str) or ""
     if refusal:
         turn.add(TextBlock(refusal, refusal=True))
