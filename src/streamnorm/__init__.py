@@ -47,6 +47,7 @@ from .options import NormalizerOptions
 from .partial_json import ArgsOp, apply_ops, parse_partial_json
 from .request import ProviderTool, Reasoning, Request, ResponseFormat, Tool, WireRequest
 from .sanitize import sanitize_messages_for_target, validate_history_for_target
+from .tokens import TokenCount, count_request, count_tokens, estimate_tokens, read_count
 
 __all__ = [
     "APIS",
@@ -80,6 +81,7 @@ __all__ = [
     "TextDelta",
     "ThinkingBlock",
     "ThinkingDelta",
+    "TokenCount",
     "Tool",
     "ToolCallBlock",
     "ToolCallDelta",
@@ -95,17 +97,21 @@ __all__ = [
     "anormalize",
     "apply_ops",
     "block_from_dict",
+    "count_request",
+    "count_tokens",
     "decode_request",
     "decode_response",
     "detect_response_api",
     "encode_request",
     "encode_response",
     "encode_stream",
+    "estimate_tokens",
     "event_from_dict",
     "get_parser",
     "message_from_dict",
     "normalize",
     "parse_partial_json",
+    "read_count",
     "resolve_api",
     "sanitize_messages_for_target",
     "validate_history_for_target",
