@@ -99,7 +99,9 @@ class Exchange:
             self.disconnected = True
             raise ClientGone from None
 
-    async def respond(self, status: int, content_type: str, body: bytes) -> None:
-        """A whole response at once."""
-        await self.start(status, content_type, {"content-length": str(len(body))})
+    async def respond(
+        self, status: int, content_type: str, body: bytes, extra: dict[str, str] | None = None
+    ) -> None:
+        """A whole response at once (``extra``: more headers)."""
+        await self.start(status, content_type, {"content-length": str(len(body)), **(extra or {})})
         await self.write(body, more=False)

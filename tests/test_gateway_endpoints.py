@@ -1,0 +1,334 @@
+"""The endpoints agent clients call besides the front doors: token counts, model
+lists, ``HEAD /``, and a 404 that says "no such endpoint".
+
+A small upstream of our own speaks each API's count and list endpoints (and
+answers generation requests with a minimal whole response), recording what
+it receives; the gateway runs in front of it on 127.0.0.1. Where an official
+SDK has a method for the endpoint, the SDK is the client.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import anthropic
+import httpx
+import openai
+import pytest
+from google import genai
+from google.genai import types as genai_types
+
+from streamnorm.gateway import create_app, parse_config
+
+from .gateway_support import WAIT, Receive, Scope, Send, ServerThread
+
+KEY = "gw-endpoints-key-51c2"
+UP_KEY = "sk-up-endpoints-SECRET-9f8e"
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+#: What the upstream answers at each count path.
+COUNTS = {"anthropic": 101, "responses": 202, "gemini": 303}
+
+
+class AgentUpstream:
+    """Each API's count and list endpoints; everything it receives is recorded."""
+
+    def __init__(self) -> None:
+        self.seen: list[Seen] = []
+        self._lock = threading.Lock()
+
+    def of(self, method: str, path_part: str) -> list[Seen]:
+        with self._lock:
+            return [s for s in self.seen if s.method == method and path_part in s.path]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        raw = b""
+        while True:
+            message = await receive()
+            raw += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        seen = Seen(scope["method"], scope["path"], headers, json.loads(raw) if raw else None)
+        with self._lock:
+            self.seen.append(seen)
+        status, body = self.answer(seen)
+        data = json.dumps(body).encode()
+        ctype = [(b"content-type", b"application/json")]
+        await send({"type": "http.response.start", "status": status, "headers": ctype})
+        await send({"type": "http.response.body", "body": data})
+
+    def answer(self, seen: Seen) -> tuple[int, Any]:
+        path = seen.path
+        if path.startswith("/nocount/"):
+            return 404, {"error": {"message": "no such path", "type": "invalid_request_error"}}
+        if path == "/v1/messages/count_tokens":
+            return 200, {"input_tokens": COUNTS["anthropic"]}
+        if path == "/v1/responses/input_tokens":
+            return 200, {"object": "response.input_tokens", "input_tokens": COUNTS["responses"]}
+        if path.endswith(":countTokens"):
+            return 200, {"totalTokens": COUNTS["gemini"]}
+        if path == "/v1/models" and "anthropic-version" in seen.headers:
+            ids = ["claude-up-1", "other-x"]
+            return 200, {"data": [{"type": "model", "id": i} for i in ids], "has_more": False}
+        if path == "/v1/models":
+            return 200, {"object": "list", "data": [{"id": "gpt-up-1"}, {"id": "dall-e"}]}
+        if path == "/v1beta/models":
+            return 200, {"models": [{"name": "models/gemini-up-1"}, {"name": "models/imagen"}]}
+        return 404, {"error": {"message": f"no {path}", "type": "invalid_request_error"}}
+
+
+def _config(url: str) -> dict[str, Any]:
+    def up(api: str, **kw: Any) -> dict[str, Any]:
+        return {"api": api, "base_url": url, "api_key_env": "UP_KEY", "timeout": 5.0, **kw}
+
+    return {
+        "gateway": {"keys_env": "GW_KEYS"},
+        "upstreams": {
+            "claude": up("anthropic-messages"),
+            "resp": up("openai-responses"),
+            "chat": up("openai-completions"),
+            "gem": up("google-generative-ai"),
+            "nocount": up("anthropic-messages", base_url=url + "/nocount"),
+        },
+        "routes": [
+            {"models": ["claude-*"], "upstreams": ["claude"]},
+            {"models": ["gpt-*"], "upstreams": ["resp"]},
+            {"models": ["chat-fixed"], "upstreams": ["chat"]},
+            {"models": ["gemini-*"], "upstreams": ["gem"]},
+            {"models": ["broken-count"], "upstreams": ["nocount"]},
+        ],
+    }
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[tuple[AgentUpstream, str]]:
+    fake = AgentUpstream()
+    with ServerThread(fake) as up:
+        config = parse_config(_config(up.url), {"UP_KEY": UP_KEY, "GW_KEYS": KEY})
+        with ServerThread(create_app(config)) as gw:
+            yield fake, gw.url
+
+
+@pytest.fixture
+def fake(servers: tuple[AgentUpstream, str]) -> AgentUpstream:
+    return servers[0]
+
+
+@pytest.fixture
+def url(servers: tuple[AgentUpstream, str]) -> str:
+    return servers[1]
+
+
+def _anthropic(url: str) -> anthropic.Anthropic:
+    return anthropic.Anthropic(base_url=url, api_key=KEY, max_retries=0, timeout=WAIT)
+
+
+def _openai(url: str) -> openai.OpenAI:
+    return openai.OpenAI(base_url=url + "/v1", api_key=KEY, max_retries=0, timeout=WAIT)
+
+
+def _genai(url: str) -> genai.Client:
+    options = genai_types.HttpOptions(base_url=url, timeout=int(WAIT * 1000))
+    return genai.Client(api_key=KEY, http_options=options)
+
+
+CLAUDE_CODE_COUNT = {
+    "model": "claude-sonnet-4-5",
+    "messages": [{"role": "user", "content": "count me"}],
+    "system": [{"type": "text", "text": "You are Claude Code."}],
+    "tools": [
+        {
+            "name": "Bash",
+            "description": "Run a command",
+            "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}},
+        }
+    ],
+}
+
+
+def _http(url: str, method: str, path: str, **kw: Any) -> httpx.Response:
+    with httpx.Client(timeout=WAIT) as client:
+        return client.request(method, url + path, **kw)
+
+
+# -- token counts -------------------------------------------------------------
+
+
+def test_claude_code_count_tokens_is_answered_by_the_anthropic_upstream(
+    url: str, fake: AgentUpstream
+) -> None:
+    r = _http(
+        url,
+        "POST",
+        "/v1/messages/count_tokens",
+        json=CLAUDE_CODE_COUNT,
+        headers={"x-api-key": KEY, "anthropic-version": "2023-06-01", "anthropic-beta": "b-1"},
+    )
+    assert r.status_code == 200, r.text
+    assert r.json() == {"input_tokens": COUNTS["anthropic"]}
+    assert r.headers["x-streamnorm-token-count"] == "exact"
+    sent = fake.of("POST", "/v1/messages/count_tokens")[-1]
+    assert sent.body == CLAUDE_CODE_COUNT
+    assert sent.headers["x-api-key"] == UP_KEY and sent.headers["anthropic-beta"] == "b-1"
+
+
+def test_anthropic_sdk_counts_a_gemini_model_through_gemini_count_tokens(
+    url: str, fake: AgentUpstream
+) -> None:
+    count = _anthropic(url).messages.count_tokens(
+        model="gemini-2.5-flash", messages=[{"role": "user", "content": "hello there"}]
+    )
+    assert count.input_tokens == COUNTS["gemini"]
+    sent = fake.of("POST", ":countTokens")[-1]
+    assert sent.path == "/v1beta/models/gemini-2.5-flash:countTokens"
+    inner = sent.body["generateContentRequest"]
+    assert inner["model"] == "models/gemini-2.5-flash"
+    assert inner["contents"][0]["parts"][0]["text"] == "hello there"
+
+
+def test_openai_sdk_counts_responses_input_tokens_through_anthropic(
+    url: str, fake: AgentUpstream
+) -> None:
+    count = _openai(url).responses.input_tokens.count(
+        model="claude-opus-4-1", input="hello", instructions="be brief"
+    )
+    assert count.input_tokens == COUNTS["anthropic"]
+    sent = fake.of("POST", "/v1/messages/count_tokens")[-1]
+    assert sent.body["model"] == "claude-opus-4-1"
+    assert sent.body["system"] == "be brief"
+    assert "max_tokens" not in sent.body and "stream" not in sent.body
+
+
+def test_gemini_sdk_count_tokens_through_the_responses_upstream(
+    url: str, fake: AgentUpstream
+) -> None:
+    client = _genai(url)
+    count = client.models.count_tokens(model="gpt-5", contents="hello")
+    assert count.total_tokens == COUNTS["responses"]
+    sent = fake.of("POST", "/v1/responses/input_tokens")[-1]
+    assert sent.body["model"] == "gpt-5"
+    assert sent.headers["authorization"] == f"Bearer {UP_KEY}"
+
+
+def test_a_chat_upstream_is_estimated_and_the_header_says_so(url: str, fake: AgentUpstream) -> None:
+    before = len(fake.seen)
+    body = {**CLAUDE_CODE_COUNT, "model": "chat-fixed"}
+    headers = {"x-api-key": KEY, "anthropic-version": "2023-06-01"}
+    r = _http(url, "POST", "/v1/messages/count_tokens", json=body, headers=headers)
+    assert r.status_code == 200, r.text
+    assert r.headers["x-streamnorm-token-count"] == "estimate"
+    assert 10 <= r.json()["input_tokens"] <= 200
+    assert len(fake.seen) == before  # Chat Completions has nothing to ask
+
+
+def test_an_upstream_without_a_count_endpoint_falls_back_to_the_estimate(url: str) -> None:
+    body = {**CLAUDE_CODE_COUNT, "model": "broken-count"}
+    headers = {"x-api-key": KEY, "anthropic-version": "2023-06-01"}
+    r = _http(url, "POST", "/v1/messages/count_tokens", json=body, headers=headers)
+    assert r.status_code == 200, r.text
+    assert r.headers["x-streamnorm-token-count"] == "estimate"
+    assert r.json()["input_tokens"] > 0
+
+
+def test_count_tokens_checks_the_key_and_the_model(url: str) -> None:
+    headers = {"x-api-key": "wrong", "anthropic-version": "2023-06-01"}
+    r = _http(url, "POST", "/v1/messages/count_tokens", json=CLAUDE_CODE_COUNT, headers=headers)
+    assert r.status_code == 401 and r.json()["type"] == "error"
+    with pytest.raises(openai.NotFoundError) as exc:
+        _openai(url).responses.input_tokens.count(model="nobody-serves-me", input="x")
+    assert exc.value.code == "model_not_found"
+
+
+# -- model lists --------------------------------------------------------------
+
+
+def test_claude_code_lists_routes_and_upstream_models_in_anthropic_shape(url: str) -> None:
+    page = _anthropic(url).models.list()
+    names = [m.id for m in page.data]
+    assert names[0] == "chat-fixed" and "broken-count" in names  # literal route names first
+    assert {"claude-up-1", "gpt-up-1", "gemini-up-1"} <= set(names)
+    assert not {"other-x", "dall-e", "imagen"} & set(names)  # no route serves them
+    assert all(m.type == "model" for m in page.data)
+
+
+def test_openai_clients_get_the_openai_list_and_one_model(url: str) -> None:
+    client = _openai(url)
+    names = [m.id for m in client.models.list()]
+    assert {"chat-fixed", "claude-up-1", "gpt-up-1", "gemini-up-1"} <= set(names)
+    one = client.models.retrieve("claude-anything")  # served by the claude-* route
+    assert (one.id, one.object) == ("claude-anything", "model")
+    with pytest.raises(openai.NotFoundError):
+        client.models.retrieve("nobody-serves-me")
+
+
+def test_anthropic_sdk_retrieves_one_model(url: str) -> None:
+    info = _anthropic(url).models.retrieve("gemini-2.5-pro")
+    assert (info.id, info.type) == ("gemini-2.5-pro", "model")
+
+
+def test_gemini_clients_list_and_get_models_in_gemini_shape(url: str) -> None:
+    client = _genai(url)
+    names = [m.name or "" for m in client.models.list()]
+    assert "models/gemini-up-1" in names and "models/chat-fixed" in names
+    model = client.models.get(model="gemini-2.5-flash")
+    assert model.name == "models/gemini-2.5-flash"
+    assert model.supported_actions is not None and "countTokens" in model.supported_actions
+
+
+def test_upstream_lists_are_cached(url: str, fake: AgentUpstream) -> None:
+    _openai(url).models.list()
+    asked = len(fake.of("GET", "models"))
+    _openai(url).models.list()
+    _anthropic(url).models.list()
+    assert len(fake.of("GET", "models")) == asked
+
+
+def test_model_lists_need_the_gateway_key(url: str) -> None:
+    with pytest.raises(openai.AuthenticationError):
+        openai.OpenAI(base_url=url + "/v1", api_key="wrong", max_retries=0).models.list()
+
+
+# -- probes and unknown paths -------------------------------------------------
+
+
+def test_head_root_answers_200_without_a_body(url: str) -> None:
+    r = _http(url, "HEAD", "/")
+    assert r.status_code == 200 and r.content == b""
+
+
+@pytest.mark.parametrize(
+    ("headers", "path", "check"),
+    [
+        ({"authorization": f"Bearer {KEY}"}, "/v1/embeddings", "openai"),
+        ({"x-api-key": KEY, "anthropic-version": "2023-06-01"}, "/v1/files", "anthropic"),
+        ({"x-goog-api-key": KEY}, "/v1beta/cachedContents", "gemini"),
+    ],
+)
+def test_an_unserved_path_is_404_no_such_endpoint_in_the_clients_shape(
+    url: str, headers: dict[str, str], path: str, check: str
+) -> None:
+    r = _http(url, "POST", path, headers=headers, json={})
+    assert r.status_code == 404
+    data = r.json()
+    assert "no such endpoint" in data["error"]["message"]
+    if check == "openai":
+        assert data["error"]["code"] == "unknown_url"
+    elif check == "anthropic":
+        assert data["type"] == "error" and data["error"]["type"] == "not_found_error"
+    else:
+        assert data["error"]["status"] == "NOT_FOUND"
