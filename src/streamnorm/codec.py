@@ -25,6 +25,7 @@ from .providers.openai_completions import request as completions_request
 from .providers.openai_completions import response as completions_response
 from .providers.openai_responses import request as responses_request
 from .providers.openai_responses import response as responses_response
+from .providers.server_tools import translate_server_tools
 from .request import Request, WireRequest
 from .sanitize import sanitize_messages_for_target
 
@@ -104,19 +105,31 @@ def _json_body(body: bytes | str | Mapping[str, Any], what: str) -> Mapping[str,
 
 
 def encode_request(
-    request: Request, api: str, *, provider: str | None = None, sanitize: bool = True
+    request: Request,
+    api: str,
+    *,
+    provider: str | None = None,
+    sanitize: bool = True,
+    server_tools: str = "warn",
 ) -> WireRequest:
     """``request`` as ``api``'s HTTP request (path, non-secret headers, body).
 
     With ``sanitize`` the history first goes through
     ``sanitize_messages_for_target(messages, provider, request.model, api=api)``:
     another issuer's signatures are demoted, ids rewritten, results paired.
+    Another API's server tools become ``api``'s own where it has their like
+    (``providers.server_tools``); the others are dropped with a warning in
+    ``WireRequest.warnings`` (``server_tools="warn"``) or refused with
+    ``ValueError`` (``"refuse"``).
     """
     name = resolve_spoken_api(api)
+    request, warnings = translate_server_tools(request, name, server_tools)
     messages = list(request.messages)
     if sanitize:
         messages = sanitize_messages_for_target(messages, provider, request.model, api=name)
     wire = _codec(name).encode_request(request, messages, provider)
+    if warnings:
+        wire = replace(wire, warnings=(*wire.warnings, *warnings))
     own = (request.headers or {}).get(name)
     if not own:
         return wire

@@ -6,6 +6,7 @@ A TOML file (``gateway.toml``) holds three parts::
     keys_env = "STREAMNORM_GATEWAY_KEYS"   # comma-separated client keys
     max_body_bytes = 10485760
     max_concurrency = 256
+    server_tools = "warn"                   # or "refuse" (see below)
 
     [upstreams.claude]
     api = "anthropic-messages"
@@ -21,6 +22,12 @@ them, read once when the app is built. A client's model picks a route by the
 first matching glob; the route's upstreams are tried in order. Every URL the
 gateway ever calls is a configured ``base_url``, so a client cannot make it
 call anywhere else.
+
+``server_tools`` says what happens to a client's server tool (web search,
+code execution …) that a cross-API upstream has no like of: ``"warn"``
+drops it and says so in the ``x-streamnorm-warning`` response header and
+the log line, ``"refuse"`` answers 400 in the client's API
+(``providers.server_tools``).
 
 Every mistake raises ``ValueError`` naming the key (``upstreams.claude.api``).
 """
@@ -38,6 +45,7 @@ from urllib.parse import urlsplit
 
 from ..apis import APIS, resolve_spoken_api
 from ..integrations.hosts import provider_for_url
+from ..providers.server_tools import SERVER_TOOL_POLICIES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -109,6 +117,7 @@ class GatewayConfig:
     max_body_bytes: int = 10 * 1024 * 1024
     max_concurrency: int = 256
     log_content: bool = False
+    server_tools: str = "warn"
 
     def route(self, model: str) -> Route | None:
         """The first route whose globs match ``model``; None: unknown model."""
@@ -145,7 +154,11 @@ def parse_config(data: Mapping[str, Any], env: Mapping[str, str] | None = None) 
     env = os.environ if env is None else env
     _only(data, "", {"gateway", "upstreams", "routes"})
     gateway = _table(data, "gateway", "gateway")
-    _only(gateway, "gateway.", {"keys_env", "max_body_bytes", "max_concurrency", "log_content"})
+    _only(
+        gateway,
+        "gateway.",
+        {"keys_env", "max_body_bytes", "max_concurrency", "log_content", "server_tools"},
+    )
     ups_table = _table(data, "upstreams", "upstreams")
     upstreams = {
         name: _upstream(name, _table(ups_table, name, f"upstreams.{name}"), env)
@@ -161,6 +174,7 @@ def parse_config(data: Mapping[str, Any], env: Mapping[str, str] | None = None) 
         max_body_bytes=_positive_int(gateway, "max_body_bytes", "gateway.", 10 * 1024 * 1024),
         max_concurrency=_positive_int(gateway, "max_concurrency", "gateway.", 256),
         log_content=_bool(gateway, "log_content", "gateway.", False),
+        server_tools=_choice(gateway, "server_tools", "gateway.", SERVER_TOOL_POLICIES),
     )
 
 
@@ -278,6 +292,14 @@ def _positive_float(table: Mapping[str, Any], key: str, where: str, default: flo
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
         raise ValueError(f"{where}{key}: a positive number of seconds is required")
     return float(value)
+
+
+def _choice(table: Mapping[str, Any], key: str, where: str, choices: tuple[str, ...]) -> str:
+    """One of ``choices`` (the first when the key is absent)."""
+    value = table.get(key, choices[0])
+    if value not in choices:
+        raise ValueError(f"{where}{key}: one of {', '.join(map(repr, choices))} is required")
+    return str(value)
 
 
 def _bool(table: Mapping[str, Any], key: str, where: str, default: bool) -> bool:

@@ -16,12 +16,25 @@ from urllib.parse import parse_qsl
 from .errors import GatewayError
 from .telemetry import RequestRecord
 
-__all__ = ["ClientGone", "Exchange", "Receive", "Scope", "Send"]
+__all__ = ["WARNING_HEADER", "ClientGone", "Exchange", "Receive", "Scope", "Send"]
+
+#: The response header that carries the request's warnings, ``; ``-separated.
+WARNING_HEADER = "x-streamnorm-warning"
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
+
+
+#: Longest header value the warnings are given.
+_MAX_HEADER = 2000
+
+
+def _header_text(text: str) -> str:
+    """``text`` as a safe header value: printable ASCII only, bounded (a
+    warning may quote a name the client chose)."""
+    return "".join(c if " " <= c <= "~" else "?" for c in text[:_MAX_HEADER])
 
 
 class ClientGone(Exception):
@@ -79,6 +92,8 @@ class Exchange:
         self, status: int, content_type: str, extra: dict[str, str] | None = None
     ) -> None:
         headers = {"content-type": content_type, "x-request-id": self.record.request_id}
+        if self.record.warnings:
+            headers[WARNING_HEADER] = _header_text("; ".join(self.record.warnings))
         headers.update(extra or {})
         self.record.status = status
         self.started = True

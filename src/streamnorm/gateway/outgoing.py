@@ -56,13 +56,22 @@ def same_api_request(call: ClientCall, up: Upstream, headers: dict[str, str]) ->
 
 
 class ClientRequest:
-    """A client call and its canonical form, decoded on first need."""
+    """A client call and its canonical form, decoded on first need.
 
-    def __init__(self, call: ClientCall, path: str, headers: dict[str, str]) -> None:
+    ``server_tools`` is the configuration's policy for server tools an
+    upstream cannot take; ``warnings`` holds, by upstream name, what its
+    translated request had to leave out.
+    """
+
+    def __init__(
+        self, call: ClientCall, path: str, headers: dict[str, str], server_tools: str = "warn"
+    ) -> None:
         self.call = call
         self._path = path
         self._headers = headers
+        self._server_tools = server_tools
         self._canonical: Request | None = None
+        self.warnings: dict[str, tuple[str, ...]] = {}
 
     def canonical(self) -> Request:
         if self._canonical is None:
@@ -86,7 +95,10 @@ class ClientRequest:
         if up.api == "google-generative-ai":
             _path_model(request.model or "")
         try:
-            wire = encode_request(request, up.api, provider=up.provider)
+            wire = encode_request(
+                request, up.api, provider=up.provider, server_tools=self._server_tools
+            )
         except ValueError as exc:  # the request cannot be said in the upstream's API
             raise GatewayError(400, str(exc)) from None
+        self.warnings[up.name] = wire.warnings
         return Outgoing(wire.path, dict(wire.headers), dumps_compact(wire.body).encode())

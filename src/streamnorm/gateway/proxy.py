@@ -46,9 +46,10 @@ class Proxy:
 
     async def handle(self, ex: Exchange, call: ClientCall) -> None:
         route = self._route(call)
-        request = ClientRequest(call, ex.path, ex.headers)
+        request = ClientRequest(call, ex.path, ex.headers, self._config.server_tools)
         opened = await open_first(self._client(), route.upstreams, request.for_upstream)
         up = opened.upstream
+        ex.record.warnings += request.warnings.get(up.name, ())
         ex.record.upstream, ex.record.upstream_api = up.name, up.api
         ex.record.attempts = opened.attempts
         status = opened.response.status_code

@@ -53,7 +53,13 @@ from ..codecbase import (
 )
 from .wire import METADATA_BLOCKS
 
-__all__ = ["decode_request", "encode_request", "validate_body"]
+__all__ = [
+    "decode_request",
+    "encode_request",
+    "server_tool",
+    "server_tool_spec",
+    "validate_body",
+]
 
 API = "google-generative-ai"
 
@@ -200,6 +206,34 @@ def _tools(tools: list[Tool | ProviderTool]) -> list[dict[str, Any]]:
             out.append({"functionDeclarations": []})
         out[-1]["functionDeclarations"].append(_declaration(tool))
     return out
+
+
+#: Server tools by kind: the key each is written with, and the keys read as it.
+_SERVER_TOOLS = {
+    "web_search": ("googleSearch", ("googleSearch", "googleSearchRetrieval")),
+    "web_fetch": ("urlContext", ("urlContext",)),
+}
+
+
+def server_tool_spec(data: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What a server tool of this API does, in the neutral form of
+    ``providers.server_tools`` (None: no other API has its like)."""
+    tool = _camel(dict(data))
+    for kind, (_, keys) in _SERVER_TOOLS.items():
+        key = next((k for k in keys if k in tool), None)
+        if key is not None and len(tool) == 1:
+            options = tool[key] if isinstance(tool[key], Mapping) else {}
+            return {"kind": kind, "lost": [f"{key}.{k}" for k in options]}
+    return None
+
+
+def server_tool(spec: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]] | None:
+    """This API's server tool for a neutral spec, and the options it cannot
+    carry (None: it has none of that kind)."""
+    entry = _SERVER_TOOLS.get(spec["kind"])
+    if entry is None:
+        return None
+    return {entry[0]: {}}, [k for k in spec if k not in ("kind", "lost")]
 
 
 def _declaration(tool: Tool) -> dict[str, Any]:
