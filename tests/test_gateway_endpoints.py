@@ -1,5 +1,6 @@
 """The endpoints agent clients call besides the front doors: token counts, model
-lists, ``HEAD /``, and a 404 that says "no such endpoint".
+lists, ``HEAD /``, and a 404 that says "no such endpoint"; and the server tools
+those clients send, through a cross-API route.
 
 A small upstream of our own speaks each API's count and list endpoints (and
 answers generation requests with a minimal whole response), recording what
@@ -10,6 +11,7 @@ SDK has a method for the endpoint, the SDK is the client.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,6 +25,7 @@ from google import genai
 from google.genai import types as genai_types
 
 from streamnorm.gateway import create_app, parse_config
+from streamnorm.gateway.telemetry import LOGGER
 
 from .gateway_support import WAIT, Receive, Scope, Send, ServerThread
 
@@ -89,15 +92,59 @@ class AgentUpstream:
             return 200, {"object": "list", "data": [{"id": "gpt-up-1"}, {"id": "dall-e"}]}
         if path == "/v1beta/models":
             return 200, {"models": [{"name": "models/gemini-up-1"}, {"name": "models/imagen"}]}
+        if seen.method == "POST" and path in ANSWERS:
+            return 200, ANSWERS[path]
         return 404, {"error": {"message": f"no {path}", "type": "invalid_request_error"}}
 
 
-def _config(url: str) -> dict[str, Any]:
+#: A whole "ok" answer of each API, by path.
+ANSWERS: dict[str, Any] = {
+    "/v1/messages": {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "m",
+        "content": [{"type": "text", "text": "ok"}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 3, "output_tokens": 1},
+    },
+    "/v1/responses": {
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 0,
+        "status": "completed",
+        "model": "m",
+        "output": [
+            {
+                "type": "message",
+                "id": "msg_1",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "ok", "annotations": []}],
+            }
+        ],
+        "usage": {"input_tokens": 3, "output_tokens": 1, "total_tokens": 4},
+    },
+    "/v1/chat/completions": {
+        "id": "c1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}
+        ],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4},
+    },
+}
+
+
+def _config(url: str, **gateway: Any) -> dict[str, Any]:
     def up(api: str, **kw: Any) -> dict[str, Any]:
         return {"api": api, "base_url": url, "api_key_env": "UP_KEY", "timeout": 5.0, **kw}
 
     return {
-        "gateway": {"keys_env": "GW_KEYS"},
+        "gateway": {"keys_env": "GW_KEYS", **gateway},
         "upstreams": {
             "claude": up("anthropic-messages"),
             "resp": up("openai-responses"),
@@ -115,13 +162,27 @@ def _config(url: str) -> dict[str, Any]:
     }
 
 
+LOG_LINES: list[str] = []
+
+
+class _Collect(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        LOG_LINES.append(record.getMessage())
+
+
 @pytest.fixture(scope="module")
 def servers() -> Iterator[tuple[AgentUpstream, str]]:
+    handler = _Collect()
+    LOGGER.addHandler(handler)
+    LOGGER.setLevel(logging.INFO)
     fake = AgentUpstream()
-    with ServerThread(fake) as up:
-        config = parse_config(_config(up.url), {"UP_KEY": UP_KEY, "GW_KEYS": KEY})
-        with ServerThread(create_app(config)) as gw:
-            yield fake, gw.url
+    try:
+        with ServerThread(fake) as up:
+            config = parse_config(_config(up.url), {"UP_KEY": UP_KEY, "GW_KEYS": KEY})
+            with ServerThread(create_app(config)) as gw:
+                yield fake, gw.url
+    finally:
+        LOGGER.removeHandler(handler)
 
 
 @pytest.fixture
@@ -332,3 +393,89 @@ def test_an_unserved_path_is_404_no_such_endpoint_in_the_clients_shape(
         assert data["type"] == "error" and data["error"]["type"] == "not_found_error"
     else:
         assert data["error"]["status"] == "NOT_FOUND"
+
+
+# -- server tools through cross-API routes ------------------------------------
+
+#: Claude Code's WebSearch sub-request (whole answer, to keep the test short).
+CLAUDE_CODE_WEB_SEARCH: dict[str, Any] = {
+    "model": "chat-fixed",
+    "max_tokens": 8000,
+    "system": [
+        {"type": "text", "text": "You are an assistant for performing a web search tool use"}
+    ],
+    "messages": [{"role": "user", "content": "Perform a web search for the query: streamnorm"}],
+    "tools": [{"type": "web_search_20250305", "name": "web_search", "max_uses": 8}],
+    "tool_choice": {"type": "tool", "name": "web_search"},
+}
+ANTHROPIC_HEADERS = {"x-api-key": KEY, "anthropic-version": "2023-06-01"}
+
+
+def _log_line(request_id: str) -> dict[str, Any]:
+    lines = [json.loads(line) for line in LOG_LINES]
+    return next(line for line in lines if line["request_id"] == request_id)
+
+
+def test_a_web_search_a_chat_upstream_cannot_run_is_dropped_with_header_and_log(
+    url: str, fake: AgentUpstream
+) -> None:
+    r = _http(url, "POST", "/v1/messages", json=CLAUDE_CODE_WEB_SEARCH, headers=ANTHROPIC_HEADERS)
+    assert r.status_code == 200, r.text
+    warning = r.headers["x-streamnorm-warning"]
+    assert "tools[0] (anthropic-messages web_search_20250305)" in warning
+    assert "openai-completions has no equivalent; dropped" in warning
+    sent = fake.of("POST", "/v1/chat/completions")[-1].body
+    assert "tools" not in sent and "tool_choice" not in sent
+    assert any(
+        "no equivalent; dropped" in w for w in _log_line(r.headers["x-request-id"])["warnings"]
+    )
+
+
+def test_a_web_search_reaches_a_responses_upstream_as_its_web_search(
+    url: str, fake: AgentUpstream
+) -> None:
+    body = {**CLAUDE_CODE_WEB_SEARCH, "model": "gpt-5"}
+    message = _anthropic(url).messages.create(**body)
+    assert message.content[0].type == "text"
+    assert fake.of("POST", "/v1/responses")[-1].body["tools"] == [{"type": "web_search"}]
+
+
+def test_same_api_server_tools_pass_unchanged_without_a_warning(
+    url: str, fake: AgentUpstream
+) -> None:
+    body = {**CLAUDE_CODE_WEB_SEARCH, "model": "claude-sonnet-4-5"}
+    r = _http(url, "POST", "/v1/messages", json=body, headers=ANTHROPIC_HEADERS)
+    assert r.status_code == 200 and "x-streamnorm-warning" not in r.headers
+    assert fake.of("POST", "/v1/messages")[-1].body["tools"] == body["tools"]
+
+
+def test_codex_tools_reach_anthropic_and_the_namespace_is_reported(
+    url: str, fake: AgentUpstream
+) -> None:
+    body = {
+        "model": "claude-sonnet-4-5",
+        "input": "hi",
+        "tools": [
+            {"type": "web_search", "external_web_access": False},
+            {"type": "namespace", "name": "mcp__docs", "description": "", "tools": []},
+        ],
+    }
+    r = _http(url, "POST", "/v1/responses", json=body, headers={"authorization": f"Bearer {KEY}"})
+    assert r.status_code == 200, r.text
+    tools = fake.of("POST", "/v1/messages")[-1].body["tools"]
+    assert tools == [{"type": "web_search_20250305", "name": "web_search"}]
+    assert "tools[1] (openai-responses namespace)" in r.headers["x-streamnorm-warning"]
+
+
+def test_server_tools_refuse_is_a_400_in_the_clients_api(fake: AgentUpstream) -> None:
+    with ServerThread(fake) as up:
+        config = parse_config(
+            _config(up.url, server_tools="refuse"), {"UP_KEY": UP_KEY, "GW_KEYS": KEY}
+        )
+        with ServerThread(create_app(config)) as gw:
+            before = len(fake.of("POST", "/v1/chat/completions"))
+            with pytest.raises(anthropic.BadRequestError) as exc:
+                _anthropic(gw.url).messages.create(**CLAUDE_CODE_WEB_SEARCH)
+    assert exc.value.status_code == 400
+    assert "web_search_20250305" in exc.value.message and "refuse" in exc.value.message
+    assert len(fake.of("POST", "/v1/chat/completions")) == before
