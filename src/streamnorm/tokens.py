@@ -1,7 +1,7 @@
 """Counting a request's input tokens: the provider's own count, or a local estimate.
 
 Three APIs count a request exactly on the server, at an endpoint of their
-own (requests.md §11): Anthropic ``POST /v1/messages/count_tokens``, the
+own: Anthropic ``POST /v1/messages/count_tokens``, the
 OpenAI Responses API ``POST /v1/responses/input_tokens`` and Gemini
 ``POST /v1beta/models/{model}:countTokens``. :func:`count_request` builds
 that request and :func:`read_count` reads its answer, sans-IO like the rest
