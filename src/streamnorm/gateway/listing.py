@@ -15,6 +15,7 @@ other OpenAI's.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from typing import Any
@@ -56,15 +57,17 @@ class Listing:
         self._cache: dict[str, tuple[float, list[str]]] = {}
 
     async def names(self) -> list[str]:
-        """Literal route names first, then upstream models the routes serve."""
+        """Literal route names first, then upstream models the routes serve
+        (the upstreams asked at once: one slow upstream delays the list by its
+        own timeout only)."""
         names = dict.fromkeys(self._config.listed_models())
+        ups = {u.name: u for r in self._config.routes for u in r.upstreams if u.model is None}
+        listed = await asyncio.gather(*(self._upstream_models(u) for u in ups.values()))
+        models = dict(zip(ups, listed, strict=True))
         for route in self._config.routes:
             for up in route.upstreams:
-                if up.model is not None:
-                    continue
-                for name in await self._upstream_models(up):
-                    if self._config.route(name) is route:
-                        names.setdefault(name)
+                found = models.get(up.name, [])
+                names.update((n, None) for n in found if self._config.route(n) is route)
         return list(names)
 
     async def _upstream_models(self, up: Upstream) -> list[str]:
