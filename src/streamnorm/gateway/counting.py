@@ -59,7 +59,6 @@ class Counter:
             ex.record.upstream, ex.record.upstream_api = up.name, up.api
             tokens = estimate_tokens(_for(request, call, up), up.api)
             kind = "estimate"
-        ex.record.input_tokens = tokens
         body = dumps_compact(_answer(call.api, tokens)).encode()
         await ex.respond(200, "application/json", body, {COUNT_HEADER: kind})
 
