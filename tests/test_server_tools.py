@@ -183,3 +183,36 @@ def test_an_unknown_policy_is_a_value_error() -> None:
 def test_wire_request_warnings_survive_to_dict() -> None:
     wire = encode_request(_claude(), "openai-completions")
     assert WireRequest.from_dict(wire.to_dict()) == wire
+
+
+def test_gemini_2_cannot_have_search_beside_functions_so_it_is_dropped_or_refused() -> None:
+    request = decode_request({**CODEX, "model": "gemini-2.5-flash"}, "openai-responses")
+    wire = encode_request(request, "google-generative-ai")
+    assert wire.body["tools"] == [
+        {
+            "functionDeclarations": [
+                {
+                    "name": "shell",
+                    "description": "Runs a shell command",
+                    "parametersJsonSchema": CODEX["tools"][0]["parameters"],
+                }
+            ]
+        }
+    ]
+    assert "includeServerSideToolInvocations" not in wire.body.get("toolConfig", {})
+    assert (
+        "tools[1] (openai-responses web_search): gemini-2.5-flash takes no built-in tool"
+        " beside function declarations; dropped"
+    ) in wire.warnings
+    with pytest.raises(ValueError, match=r"tools\[1\] .*gemini-2.5-flash takes no built-in"):
+        encode_request(request, "google-generative-ai", server_tools="refuse")
+
+
+def test_gemini_3_takes_search_beside_functions_when_told_to() -> None:
+    request = decode_request({**CODEX, "model": "gemini-3-pro-preview"}, "openai-responses")
+    wire = encode_request(request, "google-generative-ai")
+    tools = wire.body["tools"]
+    assert tools[0]["functionDeclarations"][0]["name"] == "shell"
+    assert tools[1] == {"googleSearch": {}}
+    assert wire.body["toolConfig"]["includeServerSideToolInvocations"] is True
+    assert wire.body["toolConfig"]["functionCallingConfig"] == {"mode": "AUTO"}

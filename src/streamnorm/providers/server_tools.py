@@ -28,7 +28,7 @@ the tool. Options lost on the way are always a warning.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from ..request import ProviderTool, Request, Tool
@@ -48,6 +48,12 @@ class _ServerTools(Protocol):
     def server_tool(self, spec: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]] | None: ...
 
 
+#: Per target, what makes a request with server tools acceptable to it
+#: (or says why it cannot be).
+_FITS: dict[str, Callable[[Request], tuple[Request, str | None]]] = {
+    "google-generative-ai": google_request.with_server_tools,
+}
+
 _CODECS: dict[str, _ServerTools] = {
     "anthropic-messages": anthropic_request,
     "openai-responses": responses_request,
@@ -66,33 +72,57 @@ def translate_server_tools(
         )
     if not any(isinstance(t, ProviderTool) and t.api != api for t in request.tools):
         return request, ()
-    tools: list[Tool | ProviderTool] = []
     warnings: list[str] = []
     choice = request.tool_choice
+    plan: list[tuple[int, ProviderTool, ProviderTool | None, list[str]]] = []
     for i, tool in enumerate(request.tools):
-        if isinstance(tool, Tool) or tool.api == api:
-            tools.append(tool)
-            continue
-        if choice is not None and tool.data.get("name") == choice:
-            # A choice forcing a provider tool names no tool of the target.
-            warnings.append(f"tool_choice {choice!r}: not carried to {api}; the model decides")
-            choice = None
-        mapped, lost = _map(tool, api)
+        if isinstance(tool, ProviderTool) and tool.api != api:
+            if choice is not None and tool.data.get("name") == choice:
+                # A choice forcing a provider tool names no tool of the target.
+                warnings.append(f"tool_choice {choice!r}: not carried to {api}; the model decides")
+                choice = None
+            plan.append((i, tool, *_map(tool, api)))
+    request = dataclasses.replace(request, tool_choice=choice)
+    request, reason = _fit(request, api, {i: m for i, _, m, _ in plan})
+    for i, tool, mapped, lost in plan:
         where = f"tools[{i}] ({tool.api} {_name(tool)})"
-        if mapped is None:
-            message = f"{where}: {api} has no equivalent"
+        if mapped is None or reason is not None:
+            message = f"{where}: {reason or f'{api} has no equivalent'}"
             if policy == "refuse":
                 raise ValueError(f"{message} (server_tools = 'refuse')")
             warnings.append(f"{message}; dropped")
-            continue
-        if any(
-            isinstance(t, ProviderTool) and t.data == mapped.data for t in (*request.tools, *tools)
-        ):
-            continue  # the request has this tool of the target's already
-        tools.append(mapped)
-        if lost:
+        elif lost:
             warnings.append(f"{where}: {', '.join(lost)} not carried to {api}")
-    return dataclasses.replace(request, tools=tuple(tools), tool_choice=choice), tuple(warnings)
+    return request, tuple(warnings)
+
+
+def _fit(
+    request: Request, api: str, mapped: dict[int, ProviderTool | None]
+) -> tuple[Request, str | None]:
+    """``request`` with each foreign provider tool (by index) replaced by its
+    mapping, in place, once each, as the target takes them; or, when the
+    target cannot take them beside its other tools, without any of them and
+    the reason."""
+    kept = [t for i, t in enumerate(request.tools) if i not in mapped]
+    seen = [t.data for t in kept if isinstance(t, ProviderTool)]
+    tools: list[Tool | ProviderTool] = []
+    for i, tool in enumerate(request.tools):
+        if i not in mapped:
+            tools.append(tool)
+            continue
+        new = mapped[i]
+        if new is not None and new.data not in seen:
+            seen.append(new.data)
+            tools.append(new)
+    added = len(tools) > len(kept)
+    fitted = dataclasses.replace(request, tools=tuple(tools))
+    hook = _FITS.get(api)
+    if hook is None or not added:
+        return fitted, None
+    fitted, reason = hook(fitted)
+    if reason is not None:
+        return dataclasses.replace(request, tools=tuple(kept)), reason
+    return fitted, None
 
 
 def _map(tool: ProviderTool, api: str) -> tuple[ProviderTool | None, list[str]]:

@@ -59,6 +59,7 @@ __all__ = [
     "server_tool",
     "server_tool_spec",
     "validate_body",
+    "with_server_tools",
 ]
 
 API = "google-generative-ai"
@@ -234,6 +235,22 @@ def server_tool(spec: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]] | N
     if entry is None:
         return None
     return {entry[0]: {}}, [k for k in spec if k not in ("kind", "lost")]
+
+
+def with_server_tools(request: Request) -> tuple[Request, str | None]:
+    """``request``, whose tools now include server tools, made acceptable to
+    Gemini, or the reason it cannot be: Gemini takes built-in tools beside
+    function declarations only from Gemini 3 on, and only when
+    ``toolConfig.includeServerSideToolInvocations`` asks for it."""
+    if not any(isinstance(t, Tool) for t in request.tools):
+        return request, None
+    major = re.search(r"gemini-(\d+)", request.model or "")
+    if major is None or int(major[1]) < 3:
+        return request, f"{request.model} takes no built-in tool beside function declarations"
+    flag = {"toolConfig": {"includeServerSideToolInvocations": True}}
+    extra = dict(request.extra or {})
+    extra[API] = deep_merge(flag, dict(extra.get(API) or {}))
+    return replace(request, extra=extra), None
 
 
 def _declaration(tool: Tool) -> dict[str, Any]:
