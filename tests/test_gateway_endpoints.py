@@ -10,6 +10,7 @@ SDK has a method for the endpoint, the SDK is the client.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import threading
@@ -25,6 +26,7 @@ from google import genai
 from google.genai import types as genai_types
 
 from streamnorm.gateway import create_app, parse_config
+from streamnorm.gateway.listing import TTL, Listing
 from streamnorm.gateway.telemetry import LOGGER
 
 from .gateway_support import WAIT, Receive, Scope, Send, ServerThread
@@ -72,6 +74,8 @@ class AgentUpstream:
         status, body = self.answer(seen)
         data = json.dumps(body).encode()
         ctype = [(b"content-type", b"application/json")]
+        if status == 200 and isinstance(seen.body, dict) and seen.body.get("stream") is True:
+            data, ctype = CHAT_STREAM, [(b"content-type", b"text/event-stream")]
         await send({"type": "http.response.start", "status": status, "headers": ctype})
         await send({"type": "http.response.body", "body": data})
 
@@ -137,6 +141,31 @@ ANSWERS: dict[str, Any] = {
         "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4},
     },
 }
+
+
+#: A streamed "ok" of Chat Completions (the only API these tests stream from).
+CHAT_STREAM = (
+    b"".join(
+        b"data: " + json.dumps(chunk).encode() + b"\n\n"
+        for chunk in (
+            {
+                "id": "c1",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": "m",
+                "choices": [{"index": 0, "delta": {"role": "assistant", "content": "ok"}}],
+            },
+            {
+                "id": "c1",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": "m",
+                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+            },
+        )
+    )
+    + b"data: [DONE]\n\n"
+)
 
 
 def _config(url: str, **gateway: Any) -> dict[str, Any]:
@@ -429,6 +458,39 @@ def test_a_web_search_a_chat_upstream_cannot_run_is_dropped_with_header_and_log(
     assert any(
         "no equivalent; dropped" in w for w in _log_line(r.headers["x-request-id"])["warnings"]
     )
+
+
+def test_a_streamed_answer_carries_the_warning_header_too(url: str) -> None:
+    body = {**CLAUDE_CODE_WEB_SEARCH, "stream": True}
+    with (
+        httpx.Client(timeout=WAIT) as client,
+        client.stream("POST", url + "/v1/messages", json=body, headers=ANTHROPIC_HEADERS) as r,
+    ):
+        text = r.read().decode()
+    assert r.status_code == 200 and "event: message_stop" in text
+    assert "web_search_20250305" in r.headers["x-streamnorm-warning"]
+
+
+def test_upstream_model_lists_are_asked_again_after_five_minutes(url: str) -> None:
+    now = [0.0]
+    asked: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.path)
+        return httpx.Response(200, json={"object": "list", "data": [{"id": "gpt-up-2"}]})
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(answer))
+    config = parse_config(_config("http://127.0.0.1:9"), {"UP_KEY": UP_KEY, "GW_KEYS": KEY})
+    listing = Listing(config, lambda: client, clock=lambda: now[0])
+    first = asyncio.run(listing.names())
+    n = len(asked)
+    now[0] = TTL - 1
+    asyncio.run(listing.names())
+    assert len(asked) == n
+    now[0] = TTL + 1
+    asyncio.run(listing.names())
+    assert len(asked) == 2 * n
+    assert "gpt-up-2" in first and first.index("chat-fixed") < first.index("gpt-up-2")
 
 
 def test_a_web_search_reaches_a_responses_upstream_as_its_web_search(
