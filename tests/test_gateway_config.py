@@ -120,6 +120,13 @@ def test_without_keys_env_the_gateway_asks_for_no_key() -> None:
     assert parse_config(config(gateway={}), ENV).keys == frozenset()
 
 
+def test_server_tools_is_warn_refuse_or_a_mistake_naming_the_key() -> None:
+    assert parse_config(config(gateway={}), ENV).server_tools == "warn"
+    assert parse_config(config(gateway={"server_tools": "refuse"}), ENV).server_tools == "refuse"
+    with pytest.raises(ValueError, match=r"gateway\.server_tools: one of 'warn', 'refuse'"):
+        parse_config(config(gateway={"server_tools": "ignore"}), ENV)
+
+
 def test_the_sample_file_loads(tmp_path: Path) -> None:
     env = {
         "STREAMNORM_GATEWAY_KEYS": "k",
@@ -128,6 +135,7 @@ def test_the_sample_file_loads(tmp_path: Path) -> None:
         "GEMINI_API_KEY": "g",
     }
     c = load_config(REPO / "gateway.toml", env)
+    assert c.server_tools == "warn"
     route = c.route("claude-sonnet-4-5")
     assert route is not None and route.upstreams[0].api == "anthropic-messages"
     bad = tmp_path / "bad.toml"

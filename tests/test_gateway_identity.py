@@ -14,7 +14,7 @@ import openai
 import pytest
 
 from streamnorm.gateway import parse_config
-from streamnorm.gateway.proxy import warning_headers
+from streamnorm.gateway.exchange import warnings_header
 from streamnorm.sanitize import SanitizeWarning
 
 from .gateway_support import (
@@ -154,7 +154,6 @@ def test_foreign_thinking_config_global_route_and_errors() -> None:
 def test_warning_header_is_one_printable_line_of_at_most_twenty() -> None:
     """A block kind comes from upstream data; it never breaks the header."""
     bad = SanitizeWarning(1, 2, "provider_block_dropped", "x dropped: kind\r\nSet-Cookie: é")
-    (value,) = warning_headers([bad] * 25).values()
+    value = warnings_header([str(bad)] * 25)
     assert all(" " <= c <= "~" for c in value)
     assert value.count("provider_block_dropped") == 20 and value.endswith("; 5 more")
-    assert warning_headers([]) == {}

@@ -313,7 +313,7 @@ def test_google_tools_keep_their_order_and_groups() -> None:
     tools = encode_request(request, "gemini").body["tools"]
     assert tools[0] == {"googleSearch": {}}
     assert [d["name"] for d in tools[1]["functionDeclarations"]] == ["get_weather", "b"]
-    assert len(tools) == 2  # another api's provider tool is not sent
+    assert len(tools) == 2  # the other api's web search is this googleSearch: sent once
 
 
 # ---------------------------------------------------------------------------

@@ -43,7 +43,7 @@ THOUGHT = ThinkingBlock("I should answer safely.", SIG)
 ANSWER = TextBlock("Here's how to do it.")
 
 
-def _kinds(warnings: tuple[SanitizeWarning, ...]) -> list[tuple[int, int | None, str]]:
+def _kinds(warnings: tuple[SanitizeWarning, ...]) -> list[tuple[int | None, int | None, str]]:
     return [(w.message, w.block, w.kind) for w in warnings]
 
 

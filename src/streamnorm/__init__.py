@@ -59,6 +59,7 @@ from .sanitize import (
     sanitize_with_warnings,
     validate_history_for_target,
 )
+from .tokens import TokenCount, count_request, count_tokens, estimate_tokens, read_count
 
 __all__ = [
     "APIS",
@@ -95,6 +96,7 @@ __all__ = [
     "TextDelta",
     "ThinkingBlock",
     "ThinkingDelta",
+    "TokenCount",
     "Tool",
     "ToolCallBlock",
     "ToolCallDelta",
@@ -110,17 +112,21 @@ __all__ = [
     "anormalize",
     "apply_ops",
     "block_from_dict",
+    "count_request",
+    "count_tokens",
     "decode_request",
     "decode_response",
     "detect_response_api",
     "encode_request",
     "encode_response",
     "encode_stream",
+    "estimate_tokens",
     "event_from_dict",
     "get_parser",
     "message_from_dict",
     "normalize",
     "parse_partial_json",
+    "read_count",
     "resolve_api",
     "sanitize_messages_for_target",
     "sanitize_with_warnings",

@@ -26,6 +26,7 @@ from .providers.openai_completions import request as completions_request
 from .providers.openai_completions import response as completions_response
 from .providers.openai_responses import request as responses_request
 from .providers.openai_responses import response as responses_response
+from .providers.server_tools import translate_server_tools
 from .request import Request, WireRequest
 from .sanitize import (
     DEFAULT_FOREIGN_THINKING,
@@ -120,6 +121,7 @@ def encode_request(
     provider: str | None = None,
     sanitize: bool = True,
     foreign_thinking: ForeignThinking = DEFAULT_FOREIGN_THINKING,
+    server_tools: str = "warn",
 ) -> WireRequest:
     """``request`` as ``api``'s HTTP request (path, non-secret headers, body).
 
@@ -129,22 +131,32 @@ def encode_request(
     ``sanitize`` the history first goes through ``sanitize_messages_for_target``:
     another issuer's reasoning becomes text as ``foreign_thinking`` says
     (``"tagged"``, ``"text"`` or ``"drop"``), its signatures are removed, ids
-    rewritten, results paired. ``WireRequest.warnings`` names every block that
-    lost opaque state on the way, and settings the api could not take as given.
+    rewritten, results paired. Another API's server tools become ``api``'s own
+    where it has their like (``providers.server_tools``); the others are
+    dropped with a warning (``server_tools="warn"``) or refused with
+    ``ValueError`` (``"refuse"``). ``WireRequest.warnings`` names every block
+    that lost opaque state on the way, and the tools and settings the api
+    could not take as given.
     """
     name = resolve_spoken_api(api)
     codec = _codec(name)
     refuse_unsendable_parts(request.messages, name, codec.MEDIA)
+    request, tool_warnings = translate_server_tools(request, name, server_tools)
     messages = list(request.messages)
     if provider is None:
         provider = provider_in_history(messages, name, request.model)
-    warnings: tuple[SanitizeWarning, ...] = ()
+    history_warnings: tuple[SanitizeWarning, ...] = ()
     if sanitize:
-        messages, warnings = sanitize_with_warnings(
+        messages, history_warnings = sanitize_with_warnings(
             messages, provider, request.model, api=name, foreign_thinking=foreign_thinking
         )
     wire = codec.encode_request(request, messages, provider)
-    warnings += _settings_dropped(request, wire)
+    warnings = (
+        *tool_warnings,
+        *history_warnings,
+        *wire.warnings,
+        *_settings_dropped(request, wire),
+    )
     own = (request.headers or {}).get(name)
     if own:
         wire = replace(wire, headers={**wire.headers, **own})

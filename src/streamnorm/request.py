@@ -12,7 +12,7 @@ exactly what the other api cannot take.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .messages import Message, TextBlock, message_from_dict
@@ -256,11 +256,12 @@ class Request:
 class WireRequest:
     """An encoded request: ``path`` is relative to the api's base URL and
     includes the query; ``headers`` are the non-secret headers the api needs.
-    ``warnings`` says what of the history or the settings did not reach the
-    body as given (``SanitizeWarning``s: another issuer's reasoning turned
-    into text, a signature removed, thinking turned off …); it is a
-    diagnostic of the encoding, not part of the request, so it takes no part
-    in equality or ``to_dict``."""
+    ``warnings`` says what of the request did not reach the body as given
+    (``SanitizeWarning``s: another issuer's reasoning turned into text, a
+    signature removed, thinking turned off, a server tool the api has no like
+    of …). It is a diagnostic of the encoding, not part of the request: it
+    takes no part in equality, and ``to_dict`` writes it only when there is
+    one."""
 
     method: str
     path: str
@@ -269,16 +270,27 @@ class WireRequest:
     warnings: tuple[SanitizeWarning, ...] = field(default=(), compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "method": self.method,
             "path": self.path,
             "headers": dict(self.headers),
             "body": dict(self.body),
         }
+        if self.warnings:
+            out["warnings"] = [asdict(w) for w in self.warnings]
+        return out
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> WireRequest:
-        return cls(d["method"], d["path"], dict(d.get("headers") or {}), dict(d["body"]))
+        from .sanitize.report import SanitizeWarning  # the sanitize package imports this one
+
+        return cls(
+            d["method"],
+            d["path"],
+            dict(d.get("headers") or {}),
+            dict(d["body"]),
+            tuple(SanitizeWarning(**w) for w in d.get("warnings") or ()),
+        )
 
 
 def _plain(extra: Extra | None) -> dict[str, Any] | None:

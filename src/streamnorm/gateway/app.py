@@ -1,8 +1,10 @@
 """``create_app(config)``: the gateway as one ASGI application.
 
-Endpoints: the four front doors (``doors.py``), ``GET /v1/models`` (in the
-OpenAI shape, or the Anthropic one for a client that sends
-``anthropic-version``), ``GET /healthz`` and ``GET /metrics``.
+Endpoints: the four front doors and their token count doors (``doors.py``,
+``counting.py``), the model lists ``GET /v1/models[/{id}]`` and
+``GET /v1beta/models[/{model}]`` (``listing.py``), ``HEAD /`` (clients probe
+it), ``GET /healthz`` and ``GET /metrics``. Any other path is a 404 in the
+client's own error shape whose OpenAI code is ``unknown_url``.
 
 Checks, in order, each answered in the client's API: the client key (401),
 the concurrency limit (429), the body size (413), the body itself (400),
@@ -18,9 +20,11 @@ from typing import Any
 
 from .._json import dumps_compact
 from .config import GatewayConfig
-from .doors import find_door, parse_call, presented_keys
-from .errors import GatewayError, error_body, redact
+from .counting import Counter
+from .doors import Door, client_api, find_door, parse_call, presented_keys
+from .errors import UNKNOWN_URL, GatewayError, error_body, redact
 from .exchange import ClientGone, Exchange, Receive, Scope, Send
+from .listing import Listing, list_body, model_body
 from .proxy import Proxy
 from .telemetry import LOGGER, Metrics, RequestRecord
 from .upstream import Clients
@@ -28,6 +32,8 @@ from .upstream import Clients
 __all__ = ["Gateway", "create_app"]
 
 _JSON = "application/json"
+#: Where the model lists are (a model's name may follow).
+_LIST_PATHS = ("/v1/models", "/v1beta/models")
 
 
 def create_app(config: GatewayConfig) -> Gateway:
@@ -44,6 +50,8 @@ class Gateway:
         self._secrets = config.secrets()
         self._clients = Clients()
         self._proxy = Proxy(config, self._clients.get)
+        self._counter = Counter(config, self._clients.get)
+        self._listing = Listing(config, self._clients.get)
         self._in_flight = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -84,7 +92,12 @@ class Gateway:
             return
         api = ex.record.client_api or "openai-completions"
         body = error_body(
-            api, exc.status, message, param=exc.param, request_id=ex.record.request_id
+            api,
+            exc.status,
+            message,
+            param=exc.param,
+            code=exc.code,
+            request_id=ex.record.request_id,
         )
         try:
             await ex.respond(exc.status, _JSON, body)
@@ -94,29 +107,38 @@ class Gateway:
     async def _dispatch(self, ex: Exchange) -> None:
         door = find_door(ex.method, ex.path)
         if door is not None:
-            ex.record.client_api = door.api
-            self._authorize(presented_keys(door.api, ex.headers, ex.query))
-            if self._in_flight >= self.config.max_concurrency:
-                raise GatewayError(429, "the gateway is serving its maximum of concurrent requests")
-            self._in_flight += 1
-            try:
-                raw = await ex.read_body(self.config.max_body_bytes)
-                call = parse_call(door, raw, ex.query)
-                ex.record.model, ex.record.stream = call.model, call.stream
-                if self.config.log_content:
-                    ex.record.content = {"request": raw.decode("utf-8", "replace")}
-                await self._proxy.handle(ex, call)
-            finally:
-                self._in_flight -= 1
+            await self._front_door(ex, door)
         elif ex.method == "GET" and ex.path == "/healthz":
             await ex.respond(200, _JSON, b'{"status":"ok"}')
         elif ex.method == "GET" and ex.path == "/metrics":
             body, content_type = self.metrics.render()
             await ex.respond(200, content_type, body)
-        elif ex.method == "GET" and ex.path == "/v1/models":
+        elif ex.method == "HEAD" and ex.path == "/":
+            await ex.respond(200, _JSON, b"")
+        elif ex.method == "GET" and _list_prefix(ex.path) is not None:
             await self._models(ex)
         else:
-            raise GatewayError(404, f"no endpoint {ex.method} {ex.path}")
+            ex.record.client_api = client_api(ex.path, ex.headers, ex.query)
+            raise GatewayError(404, f"no such endpoint: {ex.method} {ex.path}", code=UNKNOWN_URL)
+
+    async def _front_door(self, ex: Exchange, door: Door) -> None:
+        ex.record.client_api = door.api
+        self._authorize(presented_keys(door.api, ex.headers, ex.query))
+        if self._in_flight >= self.config.max_concurrency:
+            raise GatewayError(429, "the gateway is serving its maximum of concurrent requests")
+        self._in_flight += 1
+        try:
+            raw = await ex.read_body(self.config.max_body_bytes)
+            call = parse_call(door, raw, ex.query)
+            ex.record.model, ex.record.stream = call.model, call.stream
+            if self.config.log_content:
+                ex.record.content = {"request": raw.decode("utf-8", "replace")}
+            if door.count:
+                await self._counter.handle(ex, call)
+            else:
+                await self._proxy.handle(ex, call)
+        finally:
+            self._in_flight -= 1
 
     def _authorize(self, presented: list[str]) -> None:
         if not self.config.keys:
@@ -131,24 +153,21 @@ class Gateway:
             raise GatewayError(401, "a valid gateway key is required")
 
     async def _models(self, ex: Exchange) -> None:
-        anthropic = "anthropic-version" in ex.headers
-        ex.record.client_api = "anthropic-messages" if anthropic else "openai-completions"
-        keys = [*presented_keys("anthropic-messages", ex.headers, ex.query)]
-        keys += presented_keys("google-generative-ai", ex.headers, ex.query)
-        self._authorize(keys)
-        names = self.config.listed_models()
+        """A model list, or one model (404 when no route serves it), in the client's shape."""
+        api = client_api(ex.path, ex.headers, ex.query)
+        ex.record.client_api = api
+        self._authorize(presented_keys(api, ex.headers, ex.query))
+        name = ex.path[len(_list_prefix(ex.path) or "") :].strip("/")
         body: dict[str, Any]
-        data: list[dict[str, Any]]
-        if anthropic:
-            data = [
-                {"type": "model", "id": n, "display_name": n, "created_at": "1970-01-01T00:00:00Z"}
-                for n in names
-            ]
-            first, last = (names[0], names[-1]) if names else (None, None)
-            body = {"data": data, "has_more": False, "first_id": first, "last_id": last}
+        if not name:
+            body = list_body(api, await self._listing.names())
+        elif self.config.route(name) is None:
+            raise GatewayError(404, f"model: {name!r} is not served here", param="model")
         else:
-            data = [
-                {"id": n, "object": "model", "created": 0, "owned_by": "streamnorm"} for n in names
-            ]
-            body = {"object": "list", "data": data}
+            body = model_body(api, name)
         await ex.respond(200, _JSON, dumps_compact(body).encode())
+
+
+def _list_prefix(path: str) -> str | None:
+    """The model list path ``path`` is, or names a model under; None: neither."""
+    return next((p for p in _LIST_PATHS if path == p or path.startswith(p + "/")), None)

@@ -7,6 +7,7 @@ A TOML file (``gateway.toml``) holds three parts::
     max_body_bytes = 10485760
     max_concurrency = 256
     foreign_thinking = "tagged"            # "tagged", "text" or "drop"
+    server_tools = "warn"                   # or "refuse" (see below)
 
     [upstreams.claude]
     api = "anthropic-messages"
@@ -29,6 +30,12 @@ upstream cannot verify (another issuer's, or an unknown host's): wrap it in
 ``<thinking>`` tags (the default), keep it as plain text, or drop it
 (``sanitize.md``); every choice is reported in ``x-streamnorm-warnings``.
 
+``server_tools`` says what happens to a client's server tool (web search,
+code execution …) that a cross-API upstream has no like of: ``"warn"``
+drops it and says so in the ``x-streamnorm-warnings`` response header and
+the log line, ``"refuse"`` answers 400 in the client's API
+(``providers.server_tools``).
+
 Every mistake raises ``ValueError`` naming the key (``upstreams.claude.api``).
 """
 
@@ -45,6 +52,7 @@ from urllib.parse import urlsplit
 
 from ..apis import APIS, resolve_spoken_api
 from ..integrations.hosts import provider_for_url
+from ..providers.server_tools import SERVER_TOOL_POLICIES
 from ..sanitize import DEFAULT_FOREIGN_THINKING, FOREIGN_THINKING_MODES, ForeignThinking
 
 if sys.version_info >= (3, 11):
@@ -122,6 +130,7 @@ class GatewayConfig:
     max_concurrency: int = 256
     log_content: bool = False
     foreign_thinking: ForeignThinking = DEFAULT_FOREIGN_THINKING
+    server_tools: str = "warn"
 
     def route(self, model: str) -> Route | None:
         """The first route whose globs match ``model``; None: unknown model."""
@@ -161,7 +170,14 @@ def parse_config(data: Mapping[str, Any], env: Mapping[str, str] | None = None) 
     _only(
         gateway,
         "gateway.",
-        {"keys_env", "max_body_bytes", "max_concurrency", "log_content", "foreign_thinking"},
+        {
+            "keys_env",
+            "max_body_bytes",
+            "max_concurrency",
+            "log_content",
+            "foreign_thinking",
+            "server_tools",
+        },
     )
     foreign = _foreign_thinking(gateway, "gateway.", DEFAULT_FOREIGN_THINKING)
     ups_table = _table(data, "upstreams", "upstreams")
@@ -180,6 +196,7 @@ def parse_config(data: Mapping[str, Any], env: Mapping[str, str] | None = None) 
         max_concurrency=_positive_int(gateway, "max_concurrency", "gateway.", 256),
         log_content=_bool(gateway, "log_content", "gateway.", False),
         foreign_thinking=foreign,
+        server_tools=_choice(gateway, "server_tools", "gateway.", SERVER_TOOL_POLICIES),
     )
 
 
@@ -303,6 +320,14 @@ def _positive_float(table: Mapping[str, Any], key: str, where: str, default: flo
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
         raise ValueError(f"{where}{key}: a positive number of seconds is required")
     return float(value)
+
+
+def _choice(table: Mapping[str, Any], key: str, where: str, choices: tuple[str, ...]) -> str:
+    """One of ``choices`` (the first when the key is absent)."""
+    value = table.get(key, choices[0])
+    if value not in choices:
+        raise ValueError(f"{where}{key}: one of {', '.join(map(repr, choices))} is required")
+    return str(value)
 
 
 def _bool(table: Mapping[str, Any], key: str, where: str, default: bool) -> bool:

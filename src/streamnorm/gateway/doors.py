@@ -12,6 +12,10 @@ openai-completions  ``POST /v1/chat/completions``                ``Authorization
 google-generative   ``POST /v1beta/models/{m}:generateContent``  ``x-goog-api-key``, ``?key=``
                     and ``:streamGenerateContent`` (also v1)
 ==================  ===========================================  ==============================
+
+Each API's token count endpoint is a door of that API too (``Door.count``):
+``POST /v1/messages/count_tokens``, ``POST /v1/responses/input_tokens`` and
+``POST /v1beta/models/{m}:countTokens``.
 """
 
 from __future__ import annotations
@@ -23,14 +27,20 @@ from typing import Any
 from .._json import loads
 from .errors import GatewayError
 
-__all__ = ["ClientCall", "Door", "find_door", "parse_call", "presented_keys"]
+__all__ = ["ClientCall", "Door", "client_api", "find_door", "parse_call", "presented_keys"]
 
 _JSON_DOORS = {
     "/v1/messages": "anthropic-messages",
     "/v1/responses": "openai-responses",
     "/v1/chat/completions": "openai-completions",
 }
-_GEMINI_PATH = re.compile(r"/(v1|v1beta)/models/([^/:]+):(generateContent|streamGenerateContent)")
+_COUNT_DOORS = {
+    "/v1/messages/count_tokens": "anthropic-messages",
+    "/v1/responses/input_tokens": "openai-responses",
+}
+_GEMINI_PATH = re.compile(
+    r"/(v1|v1beta)/models/([^/:]+):(generateContent|streamGenerateContent|countTokens)"
+)
 #: What a model name may be where it becomes part of a URL path.
 PATH_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-]*")
 
@@ -43,6 +53,7 @@ class Door:
     version: str | None = None
     path_model: str | None = None
     path_stream: bool | None = None
+    count: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,10 +79,26 @@ def find_door(method: str, path: str) -> Door | None:
     api = _JSON_DOORS.get(path)
     if api is not None:
         return Door(api)
+    api = _COUNT_DOORS.get(path)
+    if api is not None:
+        return Door(api, count=True)
     m = _GEMINI_PATH.fullmatch(path)
     if m is None:
         return None
-    return Door("google-generative-ai", m[1], m[2], m[3] == "streamGenerateContent")
+    method = m[3]
+    count = method == "countTokens"
+    return Door("google-generative-ai", m[1], m[2], method == "streamGenerateContent", count)
+
+
+def client_api(path: str, headers: dict[str, str], query: dict[str, str]) -> str:
+    """The API a request off the front doors most likely speaks, for its answer's
+    shape: Gemini by path or key, Anthropic by ``anthropic-version`` or
+    ``x-api-key``, OpenAI otherwise."""
+    if path.startswith("/v1beta/") or "x-goog-api-key" in headers or "key" in query:
+        return "google-generative-ai"
+    if "anthropic-version" in headers or "x-api-key" in headers:
+        return "anthropic-messages"
+    return "openai-completions"
 
 
 def presented_keys(api: str, headers: dict[str, str], query: dict[str, str]) -> list[str]:

@@ -17,6 +17,7 @@ from typing import Any
 from .._json import dumps_compact, loads
 
 __all__ = [
+    "UNKNOWN_URL",
     "GatewayError",
     "error_body",
     "redact",
@@ -28,14 +29,22 @@ __all__ = [
 _MAX_TEXT = 500
 
 
-class GatewayError(Exception):
-    """A request that ends in an HTTP error; ``param`` names the field at fault."""
+#: The OpenAI error code of a path no endpoint serves (what api.openai.com says).
+UNKNOWN_URL = "unknown_url"
 
-    def __init__(self, status: int, message: str, *, param: str | None = None) -> None:
+
+class GatewayError(Exception):
+    """A request that ends in an HTTP error; ``param`` names the field at fault,
+    ``code`` replaces the OpenAI error code the status implies."""
+
+    def __init__(
+        self, status: int, message: str, *, param: str | None = None, code: str | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.param = param
+        self.code = code
 
 
 #: status → Anthropic error type (anthropic/types/*_error_object.py).
@@ -91,21 +100,27 @@ def _google_status(status: int) -> str:
 
 
 def error_object(
-    api: str, status: int, message: str, *, param: str | None = None
+    api: str, status: int, message: str, *, param: str | None = None, code: str | None = None
 ) -> dict[str, Any]:
     """The JSON error body of ``api`` for an HTTP ``status`` (encoding.md §10.2)."""
     if api == "anthropic-messages":
         return {"type": "error", "error": {"type": _anthropic_type(status), "message": message}}
     if api == "google-generative-ai":
         return {"error": {"code": status, "message": message, "status": _google_status(status)}}
-    kind, code = _openai_type(status)
-    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+    kind, implied = _openai_type(status)
+    return {"error": {"message": message, "type": kind, "param": param, "code": code or implied}}
 
 
 def error_body(
-    api: str, status: int, message: str, *, param: str | None = None, request_id: str | None = None
+    api: str,
+    status: int,
+    message: str,
+    *,
+    param: str | None = None,
+    code: str | None = None,
+    request_id: str | None = None,
 ) -> bytes:
-    body = error_object(api, status, message, param=param)
+    body = error_object(api, status, message, param=param, code=code)
     if request_id is not None and api == "anthropic-messages":
         body["request_id"] = request_id
     return dumps_compact(body).encode()

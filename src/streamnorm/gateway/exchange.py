@@ -9,19 +9,52 @@ whole of its server interface.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl
 
 from .errors import GatewayError
 from .telemetry import RequestRecord
 
-__all__ = ["ClientGone", "Exchange", "Receive", "Scope", "Send"]
+__all__ = [
+    "MAX_WARNINGS",
+    "WARNINGS_HEADER",
+    "ClientGone",
+    "Exchange",
+    "Receive",
+    "Scope",
+    "Send",
+    "warnings_header",
+]
+
+#: The response header that says what the request lost on the way to the
+#: upstream (``"; "``-separated, the first :data:`MAX_WARNINGS`).
+WARNINGS_HEADER = "x-streamnorm-warnings"
+MAX_WARNINGS = 20
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
+
+
+#: Longest header value the warnings are given.
+_MAX_HEADER = 2000
+
+
+def warnings_header(warnings: Sequence[str]) -> str:
+    """The :data:`WARNINGS_HEADER` value: the first :data:`MAX_WARNINGS`
+    warnings and how many more there were."""
+    shown = list(warnings[:MAX_WARNINGS])
+    if len(warnings) > MAX_WARNINGS:
+        shown.append(f"{len(warnings) - MAX_WARNINGS} more")
+    return _header_text("; ".join(shown))
+
+
+def _header_text(text: str) -> str:
+    """``text`` as a safe header value: printable ASCII only, bounded (a
+    warning may quote a name the client chose)."""
+    return "".join(c if " " <= c <= "~" else "?" for c in text[:_MAX_HEADER])
 
 
 class ClientGone(Exception):
@@ -79,6 +112,8 @@ class Exchange:
         self, status: int, content_type: str, extra: dict[str, str] | None = None
     ) -> None:
         headers = {"content-type": content_type, "x-request-id": self.record.request_id}
+        if self.record.warnings:
+            headers[WARNINGS_HEADER] = warnings_header(self.record.warnings)
         headers.update(extra or {})
         self.record.status = status
         self.started = True
@@ -99,7 +134,9 @@ class Exchange:
             self.disconnected = True
             raise ClientGone from None
 
-    async def respond(self, status: int, content_type: str, body: bytes) -> None:
-        """A whole response at once."""
-        await self.start(status, content_type, {"content-length": str(len(body))})
+    async def respond(
+        self, status: int, content_type: str, body: bytes, extra: dict[str, str] | None = None
+    ) -> None:
+        """A whole response at once (``extra``: more headers)."""
+        await self.start(status, content_type, {"content-length": str(len(body)), **(extra or {})})
         await self.write(body, more=False)

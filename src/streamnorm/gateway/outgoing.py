@@ -57,7 +57,13 @@ def same_api_request(call: ClientCall, up: Upstream, headers: dict[str, str]) ->
 
 
 class ClientRequest:
-    """A client call and its canonical form, decoded on first need."""
+    """A client call and its canonical form, decoded on first need.
+
+    ``foreign_thinking`` and ``server_tools`` are the route's and the
+    configuration's choices for reasoning an upstream cannot verify and for
+    server tools it cannot run; ``warnings`` holds, by upstream name, what its
+    translated request lost on the way.
+    """
 
     def __init__(
         self,
@@ -65,14 +71,15 @@ class ClientRequest:
         path: str,
         headers: dict[str, str],
         foreign_thinking: ForeignThinking = DEFAULT_FOREIGN_THINKING,
+        server_tools: str = "warn",
     ) -> None:
         self.call = call
         self._path = path
         self._headers = headers
         self._foreign_thinking = foreign_thinking
+        self._server_tools = server_tools
         self._canonical: Request | None = None
-        #: What each upstream's translated request lost, by upstream name.
-        self.warnings: dict[str, tuple[SanitizeWarning, ...]] = {}
+        self.warnings: dict[str, tuple[SanitizeWarning | str, ...]] = {}
 
     def canonical(self) -> Request:
         if self._canonical is None:
@@ -97,7 +104,11 @@ class ClientRequest:
             _path_model(request.model or "")
         try:
             wire = encode_request(
-                request, up.api, provider=up.provider, foreign_thinking=self._foreign_thinking
+                request,
+                up.api,
+                provider=up.provider,
+                foreign_thinking=self._foreign_thinking,
+                server_tools=self._server_tools,
             )
         except ValueError as exc:  # the request cannot be said in the upstream's API
             raise GatewayError(400, str(exc)) from None

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import httpx
 
 from .._json import dumps_compact
 from ..codec import decode_response
 from ..encoder import encode_response
-from ..sanitize import SanitizeWarning
 from .config import GatewayConfig, Route
 from .doors import ClientCall
 from .errors import GatewayError, upstream_message
@@ -32,14 +31,10 @@ from .relay import Passthrough, Relay
 from .translate import Translate
 from .upstream import Opened, open_first
 
-__all__ = ["MAX_WARNINGS", "WARNINGS_HEADER", "Proxy", "warning_headers"]
+__all__ = ["Proxy"]
 
 #: Most bytes of a non-streaming upstream answer the gateway holds.
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
-
-#: The response header that says what the upstream's request lost.
-WARNINGS_HEADER = "x-streamnorm-warnings"
-MAX_WARNINGS = 20
 
 
 class Proxy:
@@ -51,10 +46,12 @@ class Proxy:
 
     async def handle(self, ex: Exchange, call: ClientCall) -> None:
         route = self._route(call)
-        request = ClientRequest(call, ex.path, ex.headers, route.foreign_thinking)
+        request = ClientRequest(
+            call, ex.path, ex.headers, route.foreign_thinking, self._config.server_tools
+        )
         opened = await open_first(self._client(), route.upstreams, request.for_upstream)
         up = opened.upstream
-        headers = warning_headers(request.warnings.get(up.name, ()))
+        ex.record.warnings += [str(w) for w in request.warnings.get(up.name, ())]
         ex.record.upstream, ex.record.upstream_api = up.name, up.api
         ex.record.attempts = opened.attempts
         status = opened.response.status_code
@@ -64,9 +61,9 @@ class Proxy:
             raise GatewayError(status, upstream_message(opened.first, status))
         if call.stream:
             relay, content_type = _relay(call, opened)
-            await _stream(ex, opened, relay, content_type, headers)
+            await _stream(ex, opened, relay, content_type)
         else:
-            await _whole(ex, call, opened, headers)
+            await _whole(ex, call, opened)
 
     def _route(self, call: ClientCall) -> Route:
         route = self._config.route(call.model)
@@ -94,21 +91,7 @@ def _relay(call: ClientCall, opened: Opened) -> tuple[Relay, str]:
     return relay, "text/event-stream" if call.sse else "application/json"
 
 
-def warning_headers(warnings: Sequence[SanitizeWarning]) -> dict[str, str]:
-    """``x-streamnorm-warnings``: what the upstream's request lost on the way
-    (another issuer's reasoning as text, a signature removed …), the first
-    :data:`MAX_WARNINGS` of them, ``"; "``-separated; no header when none."""
-    if not warnings:
-        return {}
-    shown = [str(w) for w in warnings[:MAX_WARNINGS]]
-    if len(warnings) > MAX_WARNINGS:
-        shown.append(f"{len(warnings) - MAX_WARNINGS} more")
-    text = "; ".join(shown).encode("ascii", "replace").decode("ascii")
-    # A block kind comes from upstream data: no control character may end the header.
-    return {WARNINGS_HEADER: "".join(c if " " <= c <= "~" else "?" for c in text)}
-
-
-async def _whole(ex: Exchange, call: ClientCall, opened: Opened, headers: dict[str, str]) -> None:
+async def _whole(ex: Exchange, call: ClientCall, opened: Opened) -> None:
     """A non-streaming answer: forwarded as it is, or decoded and encoded again.
     The upstream's host is its issuer, as for a stream, so the next turn
     returns its reasoning state to it."""
@@ -127,14 +110,14 @@ async def _whole(ex: Exchange, call: ClientCall, opened: Opened, headers: dict[s
     ex.record.count(message.usage)
     if up.api == call.api:
         content_type = str(opened.response.headers.get("content-type", "application/json"))
-        await _respond(ex, content_type, bytes(body), headers)
+        await _respond(ex, content_type, bytes(body))
         return
     out = encode_response(message, call.api, model=call.model, created=int(time.time()))
-    await _respond(ex, "application/json", dumps_compact(out).encode(), headers)
+    await _respond(ex, "application/json", dumps_compact(out).encode())
 
 
-async def _respond(ex: Exchange, content_type: str, body: bytes, headers: dict[str, str]) -> None:
-    await ex.start(200, content_type, {"content-length": str(len(body)), **headers})
+async def _respond(ex: Exchange, content_type: str, body: bytes) -> None:
+    await ex.start(200, content_type, {"content-length": str(len(body))})
     await ex.write(body, more=False)
 
 
@@ -150,11 +133,9 @@ async def _read_rest(opened: Opened, limit: int) -> bytes:
     return bytes(buf)
 
 
-async def _stream(
-    ex: Exchange, opened: Opened, relay: Relay, content_type: str, headers: dict[str, str]
-) -> None:
+async def _stream(ex: Exchange, opened: Opened, relay: Relay, content_type: str) -> None:
     """Relay the stream until it ends or the client goes; the upstream is closed either way."""
-    pump = asyncio.create_task(_pump(ex, opened, relay, content_type, headers))
+    pump = asyncio.create_task(_pump(ex, opened, relay, content_type))
     gone = asyncio.create_task(ex.wait_disconnect())
     try:
         await asyncio.wait({pump, gone}, return_when=asyncio.FIRST_COMPLETED)
@@ -171,11 +152,9 @@ async def _stream(
         raise error
 
 
-async def _pump(
-    ex: Exchange, opened: Opened, relay: Relay, content_type: str, headers: dict[str, str]
-) -> None:
+async def _pump(ex: Exchange, opened: Opened, relay: Relay, content_type: str) -> None:
     out = relay.feed(opened.first)
-    await ex.start(200, content_type, {"cache-control": "no-cache", **headers})
+    await ex.start(200, content_type, {"cache-control": "no-cache"})
     await ex.write(out)
     try:
         async for chunk in opened.rest:

@@ -60,6 +60,7 @@ class RequestRecord:
     ttfb_ms: float | None = None
     duration_ms: float = 0.0
     disconnected: bool = False
+    warnings: list[str] = field(default_factory=list)
     content: dict[str, str] | None = None
     started: float = field(default_factory=time.perf_counter, repr=False)
 

@@ -24,7 +24,7 @@ import httpx
 from .config import Upstream
 from .errors import GatewayError, upstream_message
 
-__all__ = ["Clients", "Opened", "Outgoing", "auth_headers", "open_first", "read_capped"]
+__all__ = ["Clients", "Opened", "Outgoing", "auth_headers", "fetch", "open_first", "read_capped"]
 
 #: Most bytes read from an upstream error body.
 _MAX_ERROR_BODY = 64 * 1024
@@ -72,11 +72,13 @@ class Clients:
 
 @dataclass(frozen=True, slots=True)
 class Outgoing:
-    """One request for one upstream: a path under its base URL, headers, body."""
+    """One request for one upstream: a path under its base URL, headers, body
+    (a ``GET`` has none)."""
 
     path: str
     headers: dict[str, str]
     body: bytes
+    method: str = "POST"
 
 
 @dataclass(slots=True)
@@ -107,15 +109,16 @@ def _request(client: httpx.AsyncClient, upstream: Upstream, out: Outgoing) -> ht
     if urlsplit(url).netloc != urlsplit(upstream.base_url).netloc:  # pragma: no cover - guard
         raise GatewayError(400, "model: not a valid model name", param="model")
     headers = {
-        "content-type": "application/json",
+        **({"content-type": "application/json"} if out.method == "POST" else {}),
         "accept-encoding": "identity",
         **out.headers,
         **dict(upstream.headers),
         **auth_headers(upstream),
     }
     timeout = httpx.Timeout(upstream.timeout, connect=upstream.connect_timeout)
+    content = out.body if out.method == "POST" else None
     return client.build_request(
-        "POST", url, headers=headers, content=out.body, extensions={"timeout": timeout.as_dict()}
+        out.method, url, headers=headers, content=content, extensions={"timeout": timeout.as_dict()}
     )
 
 
@@ -215,3 +218,26 @@ async def _empty() -> AsyncIterator[bytes]:
     nothing: tuple[bytes, ...] = ()
     for chunk in nothing:
         yield chunk
+
+
+async def fetch(
+    client: httpx.AsyncClient,
+    upstreams: Sequence[Upstream],
+    build: Callable[[Upstream], Outgoing],
+    limit: int = _MAX_ERROR_BODY,
+) -> tuple[Upstream, int, bytes]:
+    """A whole small answer (a count, a model list) from the first upstream
+    that answers: (that upstream, its status, up to ``limit`` bytes of body).
+    Fails as :func:`open_first` does."""
+    opened = await open_first(client, upstreams, build)
+    body = bytearray(opened.first)
+    try:
+        async for chunk in opened.rest:
+            body += chunk
+            if len(body) > limit:
+                raise GatewayError(502, f"upstream {opened.upstream.name} answered too much")
+    except httpx.TransportError:
+        raise GatewayError(502, f"upstream {opened.upstream.name} broke off its answer") from None
+    finally:
+        await opened.response.aclose()
+    return opened.upstream, opened.response.status_code, bytes(body)

@@ -22,20 +22,25 @@ __all__ = ["SanitizeWarning", "block_change"]
 class SanitizeWarning:
     """One thing of a history that did not reach the target as it was.
 
-    ``message`` is the index of the message in the history given,
+    ``message`` is the index of the message in the history given (None for
+    what is not in the history: a tool or a setting, which ``reason`` names),
     ``block`` the index of the block in its content (None when the whole
     message is meant), ``kind`` a short code (``thinking_as_text``,
     ``thinking_tagged``, ``thinking_dropped``, ``signature_removed``,
     ``citations_removed``, ``provider_block_dropped``, ``turn_dropped``,
-    ``result_dropped``) and ``reason`` the words for a person.
+    ``result_dropped``, ``thinking_off``, ``tool_dropped``,
+    ``tool_options_lost``, ``tool_choice_dropped``) and ``reason`` the words
+    for a person.
     """
 
-    message: int
+    message: int | None
     block: int | None
     kind: str
     reason: str
 
     def __str__(self) -> str:
+        if self.message is None:
+            return self.reason
         where = f"messages[{self.message}]"
         if self.block is not None:
             where += f".content[{self.block}]"

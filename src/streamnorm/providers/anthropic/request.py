@@ -54,7 +54,16 @@ from ..codecbase import (
     tool_call,
 )
 
-__all__ = ["DEFAULT_MAX_TOKENS", "MEDIA", "decode_request", "encode_request", "validate_body"]
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "MEDIA",
+    "WEB_FETCH_BETA",
+    "decode_request",
+    "encode_request",
+    "server_tool",
+    "server_tool_spec",
+    "validate_body",
+]
 
 API = "anthropic-messages"
 VERSION = "2023-06-01"
@@ -217,6 +226,53 @@ def _tool(tool: Tool | ProviderTool) -> dict[str, Any]:
     return deep_merge(out, extra_for(tool.extra, API))
 
 
+#: Server tools by kind: the type each is written with, and the options carried.
+_SERVER_TOOLS = {
+    "web_search": (
+        "web_search_20250305",
+        ("allowed_domains", "blocked_domains", "user_location", "max_uses"),
+    ),
+    "web_fetch": ("web_fetch_20250910", ("allowed_domains", "blocked_domains", "max_uses")),
+}
+#: Option values that say nothing (Claude Code sends ``blocked_domains: []``).
+_UNSET: tuple[Any, ...] = (None, [], {})
+#: The beta a web fetch tool needs.
+WEB_FETCH_BETA = "web-fetch-2025-09-10"
+
+
+def server_tool_spec(data: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What a server tool of this API does, in the neutral form of
+    ``providers.server_tools`` (None: no other API has its like)."""
+    kind = str(data.get("type", ""))
+    for name, (_, options) in _SERVER_TOOLS.items():
+        if kind.startswith(name + "_"):
+            spec = {k: data[k] for k in options if data.get(k) not in _UNSET}
+            lost = [
+                k for k in data if k not in (*options, "type", "name") and data[k] not in _UNSET
+            ]
+            return {"kind": name, **spec, "lost": lost}
+    return None
+
+
+def server_tool(spec: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]] | None:
+    """This API's server tool for a neutral spec, and the options it cannot
+    carry (None: it has none of that kind)."""
+    entry = _SERVER_TOOLS.get(spec["kind"])
+    if entry is None:
+        return None
+    kind, options = entry
+    tool: dict[str, Any] = {"type": kind, "name": spec["kind"]}
+    tool.update((k, spec[k]) for k in options if k in spec)
+    return tool, [k for k in spec if k not in (*options, "kind", "lost")]
+
+
+def _server_betas(tools: list[dict[str, Any]]) -> dict[str, str]:
+    """The ``anthropic-beta`` header the server tools of a body need."""
+    if any(str(t.get("type", "")).startswith("web_fetch_") for t in tools):
+        return {"anthropic-beta": WEB_FETCH_BETA}
+    return {}
+
+
 def _tool_choice(request: Request) -> dict[str, Any] | None:
     choice = request.tool_choice
     if choice is None and request.parallel_tool_calls is None:
@@ -294,6 +350,7 @@ def encode_request(
     deep_merge(body, extra_for(request.extra, API))
     _thinking_rules(body)
     headers = {"content-type": "application/json", "anthropic-version": VERSION}
+    headers.update(_server_betas(body.get("tools", [])))
     return WireRequest("POST", "/v1/messages", headers, body)
 
 

@@ -58,7 +58,15 @@ from ..codecbase import (
 )
 from .wire import METADATA_BLOCKS
 
-__all__ = ["MEDIA", "decode_request", "encode_request", "validate_body"]
+__all__ = [
+    "MEDIA",
+    "decode_request",
+    "encode_request",
+    "server_tool",
+    "server_tool_spec",
+    "validate_body",
+    "with_server_tools",
+]
 
 API = "google-generative-ai"
 
@@ -223,6 +231,50 @@ def _tools(tools: list[Tool | ProviderTool]) -> list[dict[str, Any]]:
             out.append({"functionDeclarations": []})
         out[-1]["functionDeclarations"].append(_declaration(tool))
     return out
+
+
+#: Server tools by kind: the key each is written with, and the keys read as it.
+_SERVER_TOOLS = {
+    "web_search": ("googleSearch", ("googleSearch", "googleSearchRetrieval")),
+    "web_fetch": ("urlContext", ("urlContext",)),
+}
+
+
+def server_tool_spec(data: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What a server tool of this API does, in the neutral form of
+    ``providers.server_tools`` (None: no other API has its like)."""
+    tool = _camel(dict(data))
+    for kind, (_, keys) in _SERVER_TOOLS.items():
+        key = next((k for k in keys if k in tool), None)
+        if key is not None and len(tool) == 1:
+            options = tool[key] if isinstance(tool[key], Mapping) else {}
+            return {"kind": kind, "lost": [f"{key}.{k}" for k in options]}
+    return None
+
+
+def server_tool(spec: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]] | None:
+    """This API's server tool for a neutral spec, and the options it cannot
+    carry (None: it has none of that kind)."""
+    entry = _SERVER_TOOLS.get(spec["kind"])
+    if entry is None:
+        return None
+    return {entry[0]: {}}, [k for k in spec if k not in ("kind", "lost")]
+
+
+def with_server_tools(request: Request) -> tuple[Request, str | None]:
+    """``request``, whose tools now include server tools, made acceptable to
+    Gemini, or the reason it cannot be: Gemini takes built-in tools beside
+    function declarations only from Gemini 3 on, and only when
+    ``toolConfig.includeServerSideToolInvocations`` asks for it."""
+    if not any(isinstance(t, Tool) for t in request.tools):
+        return request, None
+    major = re.search(r"gemini-(\d+)", request.model or "")
+    if major is None or int(major[1]) < 3:
+        return request, f"{request.model} takes no built-in tool beside function declarations"
+    flag = {"toolConfig": {"includeServerSideToolInvocations": True}}
+    extra = dict(request.extra or {})
+    extra[API] = deep_merge(flag, dict(extra.get(API) or {}))
+    return replace(request, extra=extra), None
 
 
 def _declaration(tool: Tool) -> dict[str, Any]:

@@ -63,7 +63,14 @@ from ..codecbase import (
 )
 from .wire import MESSAGE_PARTS, item_signature
 
-__all__ = ["MEDIA", "decode_request", "encode_request", "validate_body"]
+__all__ = [
+    "MEDIA",
+    "decode_request",
+    "encode_request",
+    "server_tool",
+    "server_tool_spec",
+    "validate_body",
+]
 
 API = "openai-responses"
 
@@ -221,6 +228,41 @@ def _tool(tool: Tool | ProviderTool) -> dict[str, Any]:
     # another api is not known to be strict-compatible.
     out["strict"] = tool.strict if tool.strict is not None else False
     return deep_merge(out, extra_for(tool.extra, API))
+
+
+#: The Responses API's web search tool types (dated and preview forms).
+_WEB_SEARCH = ("web_search", "web_search_preview")
+
+
+def server_tool_spec(data: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What a server tool of this API does, in the neutral form of
+    ``providers.server_tools`` (None: no other API has its like)."""
+    kind = str(data.get("type", ""))
+    if kind not in _WEB_SEARCH and not kind.startswith(tuple(k + "_2" for k in _WEB_SEARCH)):
+        return None
+    spec: dict[str, Any] = {"kind": "web_search"}
+    filters = data.get("filters")
+    if isinstance(filters, Mapping) and filters.get("allowed_domains"):
+        spec["allowed_domains"] = filters["allowed_domains"]
+    if isinstance(data.get("user_location"), Mapping):
+        spec["user_location"] = dict(data["user_location"])
+    known = ("type", "filters", "user_location")
+    spec["lost"] = [k for k in data if k not in known and data[k] not in (None, [], {})]
+    return spec
+
+
+def server_tool(spec: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]] | None:
+    """This API's server tool for a neutral spec, and the options it cannot
+    carry (None: it has none of that kind)."""
+    if spec["kind"] != "web_search":
+        return None
+    tool: dict[str, Any] = {"type": "web_search"}
+    if "allowed_domains" in spec:
+        tool["filters"] = {"allowed_domains": list(spec["allowed_domains"])}
+    if "user_location" in spec:
+        tool["user_location"] = {"type": "approximate", **spec["user_location"]}
+    carried = ("kind", "lost", "allowed_domains", "user_location")
+    return tool, [k for k in spec if k not in carried]
 
 
 def _reasoning(reasoning: Reasoning) -> dict[str, Any]:
