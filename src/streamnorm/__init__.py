@@ -2,6 +2,8 @@
 
 from .apis import APIS, READ_ONLY_APIS, ApiName, WireApi, resolve_api
 from .codec import (
+    ResponseHistory,
+    UnknownResponse,
     decode_request,
     decode_response,
     detect_response_api,
@@ -72,6 +74,7 @@ __all__ = [
     "Reasoning",
     "Request",
     "ResponseFormat",
+    "ResponseHistory",
     "Start",
     "StopReason",
     "StreamEncoder",
@@ -85,6 +88,7 @@ __all__ = [
     "ToolCallDelta",
     "ToolCallParser",
     "ToolResultMessage",
+    "UnknownResponse",
     "Usage",
     "UsageUpdate",
     "UserContent",

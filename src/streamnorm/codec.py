@@ -9,7 +9,7 @@ encoding, runs the history through ``sanitize_messages_for_target`` first.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -30,6 +30,8 @@ from .sanitize import sanitize_messages_for_target
 
 __all__ = [
     "KEPT_HEADERS",
+    "ResponseHistory",
+    "UnknownResponse",
     "decode_request",
     "decode_response",
     "detect_response_api",
@@ -123,6 +125,47 @@ def encode_request(
     return replace(wire, headers={**wire.headers, **own})
 
 
+class ResponseHistory(Protocol):
+    """Where stored Responses live (``streamnorm.gateway.state`` has two)."""
+
+    def history(self, response_id: str) -> Sequence[Message] | None:
+        """The conversation up to and including that response; None: unknown."""
+        ...
+
+
+class UnknownResponse(ValueError):
+    """``previous_response_id`` names no stored response (unknown, expired or deleted)."""
+
+    def __init__(self, response_id: str) -> None:
+        super().__init__(
+            f"previous_response_id: no stored response {response_id!r} "
+            "(unknown, expired or deleted)"
+        )
+        self.response_id = response_id
+
+
+def _expand(request: Request, body: Mapping[str, Any], store: ResponseHistory | None) -> Request:
+    """A Responses request with ``previous_response_id`` as the whole history
+    it stands for: the stored turns, then the request's own items."""
+    previous = body.get("previous_response_id")
+    if previous is None:
+        return request
+    if not isinstance(previous, str) or not previous:
+        raise ValueError("previous_response_id: a non-empty string is required")
+    if store is None:
+        raise ValueError(
+            "previous_response_id: the request continues a stored response, and no "
+            "response store was given to expand it (decode_request(..., store=...))"
+        )
+    history = store.history(previous)
+    if history is None:
+        raise UnknownResponse(previous)
+    own = dict((request.extra or {}).get("openai-responses", {}))
+    own.pop("previous_response_id", None)
+    extra = {**(request.extra or {}), "openai-responses": own}
+    return replace(request, messages=(*history, *request.messages), extra=extra)
+
+
 def decode_request(
     body: bytes | str | Mapping[str, Any],
     api: str,
@@ -130,6 +173,7 @@ def decode_request(
     path: str | None = None,
     headers: Mapping[str, str] | None = None,
     provider: str | None = None,
+    store: ResponseHistory | None = None,
 ) -> Request:
     """A client's request body of ``api`` as a canonical request.
 
@@ -140,9 +184,18 @@ def decode_request(
     (:data:`KEPT_HEADERS`) go to ``Request.headers``; nothing else is read
     (credentials in particular). Raises ``ValueError`` naming the field of a
     bad body.
+
+    A Responses body with ``previous_response_id`` continues a stored
+    response: ``store`` gives its history, which becomes the start of
+    ``messages``. Without a store that is a ``ValueError`` naming the field
+    (decoding on would lose the conversation); an id the store does not
+    hold is :class:`UnknownResponse`.
     """
     name = resolve_spoken_api(api)
-    request = _codec(name).decode_request(_json_body(body, "body"), path=path, provider=provider)
+    data = _json_body(body, "body")
+    request = _codec(name).decode_request(data, path=path, provider=provider)
+    if name == "openai-responses":
+        request = _expand(request, data, store)
     kept = {
         key.lower(): value
         for key, value in (headers or {}).items()
