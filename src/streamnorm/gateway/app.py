@@ -2,12 +2,14 @@
 
 Endpoints: the four front doors (``doors.py``), ``GET /v1/models`` (in the
 OpenAI shape, or the Anthropic one for a client that sends
-``anthropic-version``), ``GET /healthz`` and ``GET /metrics``.
+``anthropic-version``), the stored Responses (``stored.py``),
+``GET /healthz`` and ``GET /metrics``.
 
 Checks, in order, each answered in the client's API: the client key (401),
 the concurrency limit (429), the body size (413), the body itself (400),
-the model (404). The app holds no state between requests beyond counters,
-so any number of workers can serve the same conversations.
+the model (404). The app holds no state between requests beyond counters;
+stored Responses live in the configured store, shared by every worker, so
+any number of workers can serve the same conversations.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from .doors import find_door, parse_call, presented_keys
 from .errors import GatewayError, error_body, redact
 from .exchange import ClientGone, Exchange, Receive, Scope, Send
 from .proxy import Proxy
+from .stored import StoredResponses, stored_path
 from .telemetry import LOGGER, Metrics, RequestRecord
 from .upstream import Clients
 
@@ -43,7 +46,8 @@ class Gateway:
         self.metrics = Metrics()
         self._secrets = config.secrets()
         self._clients = Clients()
-        self._proxy = Proxy(config, self._clients.get)
+        self.stored = StoredResponses(config.store, config.store_retention)
+        self._proxy = Proxy(config, self._clients.get, self.stored)
         self._in_flight = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -60,6 +64,7 @@ class Gateway:
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self._clients.aclose()
+                self.stored.close()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -84,7 +89,12 @@ class Gateway:
             return
         api = ex.record.client_api or "openai-completions"
         body = error_body(
-            api, exc.status, message, param=exc.param, request_id=ex.record.request_id
+            api,
+            exc.status,
+            message,
+            param=exc.param,
+            request_id=ex.record.request_id,
+            code=exc.code,
         )
         try:
             await ex.respond(exc.status, _JSON, body)
@@ -115,6 +125,10 @@ class Gateway:
             await ex.respond(200, content_type, body)
         elif ex.method == "GET" and ex.path == "/v1/models":
             await self._models(ex)
+        elif (stored := stored_path(ex.method, ex.path)) is not None:
+            ex.record.client_api = "openai-responses"
+            self._authorize(presented_keys("openai-responses", ex.headers, ex.query))
+            await self.stored.serve(ex, stored)
         else:
             raise GatewayError(404, f"no endpoint {ex.method} {ex.path}")
 

@@ -6,6 +6,9 @@ A TOML file (``gateway.toml``) holds three parts::
     keys_env = "STREAMNORM_GATEWAY_KEYS"   # comma-separated client keys
     max_body_bytes = 10485760
     max_concurrency = 256
+    store = "responses.sqlite3"            # stored Responses: a SQLite file or postgresql:// URL
+    store_ttl_seconds = 2592000            # 30 days
+    store_max_bytes = 1073741824           # 1 GiB
 
     [upstreams.claude]
     api = "anthropic-messages"
@@ -38,6 +41,7 @@ from urllib.parse import urlsplit
 
 from ..apis import APIS, resolve_spoken_api
 from ..integrations.hosts import provider_for_url
+from .state.base import DEFAULT_MAX_BYTES, DEFAULT_TTL_SECONDS, Retention
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -47,6 +51,8 @@ else:  # pragma: no cover - the gateway extra installs tomli on 3.10
 __all__ = ["GatewayConfig", "Route", "Upstream", "load_config", "parse_config"]
 
 _GLOB_CHARS = frozenset("*?[")
+_GATEWAY_KEYS = {"keys_env", "max_body_bytes", "max_concurrency", "log_content"}
+_STORE_KEYS = {"store", "store_ttl_seconds", "store_max_bytes"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +107,10 @@ class GatewayConfig:
     ``max_body_bytes`` bounds a request body (413 beyond it);
     ``max_concurrency`` bounds the requests one worker serves at once (429
     beyond it); ``log_content`` adds the request and response bodies to the
-    log line (off by default: content stays out of logs).
+    log line (off by default: content stays out of logs). ``store`` is where
+    Responses answers are kept (a SQLite file, relative paths from the
+    configuration file's folder, or a ``postgresql://`` URL; None: nothing
+    is kept), ``store_retention`` how long and how much.
     """
 
     routes: tuple[Route, ...]
@@ -109,6 +118,8 @@ class GatewayConfig:
     max_body_bytes: int = 10 * 1024 * 1024
     max_concurrency: int = 256
     log_content: bool = False
+    store: str | None = None
+    store_retention: Retention = field(default_factory=Retention)
 
     def route(self, model: str) -> Route | None:
         """The first route whose globs match ``model``; None: unknown model."""
@@ -126,7 +137,10 @@ class GatewayConfig:
     def secrets(self) -> list[str]:
         """Every key the gateway holds, for redaction."""
         ups = {u.name: u for r in self.routes for u in r.upstreams}
-        return [k for k in (*self.keys, *(u.api_key for u in ups.values())) if k]
+        store_password = urlsplit(self.store).password if self.store else None
+        return [
+            k for k in (*self.keys, *(u.api_key for u in ups.values()), store_password) if k
+        ]
 
 
 def load_config(
@@ -137,15 +151,18 @@ def load_config(
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{path}: not valid TOML: {exc}") from None
-    return parse_config(data, env)
+    return parse_config(data, env, base=Path(path).resolve().parent)
 
 
-def parse_config(data: Mapping[str, Any], env: Mapping[str, str] | None = None) -> GatewayConfig:
-    """Build a ``GatewayConfig`` from parsed TOML; ``env`` defaults to os.environ."""
+def parse_config(
+    data: Mapping[str, Any], env: Mapping[str, str] | None = None, *, base: Path | None = None
+) -> GatewayConfig:
+    """Build a ``GatewayConfig`` from parsed TOML; ``env`` defaults to os.environ;
+    ``base`` is the folder a relative ``store`` path is taken from (default: cwd)."""
     env = os.environ if env is None else env
     _only(data, "", {"gateway", "upstreams", "routes"})
     gateway = _table(data, "gateway", "gateway")
-    _only(gateway, "gateway.", {"keys_env", "max_body_bytes", "max_concurrency", "log_content"})
+    _only(gateway, "gateway.", {*_GATEWAY_KEYS, *_STORE_KEYS})
     ups_table = _table(data, "upstreams", "upstreams")
     upstreams = {
         name: _upstream(name, _table(ups_table, name, f"upstreams.{name}"), env)
@@ -161,7 +178,27 @@ def parse_config(data: Mapping[str, Any], env: Mapping[str, str] | None = None) 
         max_body_bytes=_positive_int(gateway, "max_body_bytes", "gateway.", 10 * 1024 * 1024),
         max_concurrency=_positive_int(gateway, "max_concurrency", "gateway.", 256),
         log_content=_bool(gateway, "log_content", "gateway.", False),
+        store=_store(gateway, base or Path.cwd()),
+        store_retention=Retention(
+            ttl_seconds=_positive_int(
+                gateway, "store_ttl_seconds", "gateway.", DEFAULT_TTL_SECONDS
+            ),
+            max_bytes=_positive_int(gateway, "store_max_bytes", "gateway.", DEFAULT_MAX_BYTES),
+        ),
     )
+
+
+def _store(gateway: Mapping[str, Any], base: Path) -> str | None:
+    """Where Responses are kept: a PostgreSQL URL as it is, a file path made absolute."""
+    location = _str(gateway, "store", "gateway.")
+    if location is None or location.startswith(("postgresql://", "postgres://")):
+        return location
+    if "://" in location:
+        raise ValueError(
+            f"gateway.store: {location.split('://')[0]}:// is not a store; "
+            "give a SQLite file path or a postgresql:// URL"
+        )
+    return str(base / Path(location).expanduser())
 
 
 def _upstream(name: str, table: Mapping[str, Any], env: Mapping[str, str]) -> Upstream:

@@ -29,13 +29,17 @@ _MAX_TEXT = 500
 
 
 class GatewayError(Exception):
-    """A request that ends in an HTTP error; ``param`` names the field at fault."""
+    """A request that ends in an HTTP error; ``param`` names the field at fault,
+    ``code`` the OpenAI error code when the status alone does not say it."""
 
-    def __init__(self, status: int, message: str, *, param: str | None = None) -> None:
+    def __init__(
+        self, status: int, message: str, *, param: str | None = None, code: str | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.param = param
+        self.code = code
 
 
 #: status → Anthropic error type (anthropic/types/*_error_object.py).
@@ -91,21 +95,29 @@ def _google_status(status: int) -> str:
 
 
 def error_object(
-    api: str, status: int, message: str, *, param: str | None = None
+    api: str, status: int, message: str, *, param: str | None = None, code: str | None = None
 ) -> dict[str, Any]:
     """The JSON error body of ``api`` for an HTTP ``status`` (encoding.md §10.2)."""
     if api == "anthropic-messages":
         return {"type": "error", "error": {"type": _anthropic_type(status), "message": message}}
     if api == "google-generative-ai":
         return {"error": {"code": status, "message": message, "status": _google_status(status)}}
-    kind, code = _openai_type(status)
-    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+    kind, default_code = _openai_type(status)
+    return {
+        "error": {"message": message, "type": kind, "param": param, "code": code or default_code}
+    }
 
 
 def error_body(
-    api: str, status: int, message: str, *, param: str | None = None, request_id: str | None = None
+    api: str,
+    status: int,
+    message: str,
+    *,
+    param: str | None = None,
+    request_id: str | None = None,
+    code: str | None = None,
 ) -> bytes:
-    body = error_object(api, status, message, param=param)
+    body = error_object(api, status, message, param=param, code=code)
     if request_id is not None and api == "anthropic-messages":
         body["request_id"] = request_id
     return dumps_compact(body).encode()

@@ -18,11 +18,12 @@ from __future__ import annotations
 import dataclasses
 
 from .._json import dumps_compact
-from ..codec import decode_request, encode_request
+from ..codec import ResponseHistory, UnknownResponse, decode_request, encode_request
 from ..request import Request
 from .config import Upstream
 from .doors import PATH_MODEL, ClientCall
 from .errors import GatewayError
+from .stored import Prefetched
 from .upstream import Outgoing
 
 __all__ = ["ClientRequest", "same_api_request"]
@@ -56,20 +57,46 @@ def same_api_request(call: ClientCall, up: Upstream, headers: dict[str, str]) ->
 
 
 class ClientRequest:
-    """A client call and its canonical form, decoded on first need."""
+    """A client call and its canonical form, decoded on first need.
 
-    def __init__(self, call: ClientCall, path: str, headers: dict[str, str]) -> None:
+    ``stored`` is the stored response a Responses call continues
+    (``previous_response_id``): when the gateway holds it, the request is
+    expanded to its history and translated even for a Responses upstream;
+    otherwise only a Responses upstream gets the id (it may hold it).
+    """
+
+    def __init__(
+        self,
+        call: ClientCall,
+        path: str,
+        headers: dict[str, str],
+        stored: ResponseHistory | None = None,
+    ) -> None:
         self.call = call
         self._path = path
         self._headers = headers
+        self._stored = stored
         self._canonical: Request | None = None
+
+    @property
+    def expanded(self) -> bool:
+        """Whether the gateway itself holds the history the call continues."""
+        return isinstance(self._stored, Prefetched) and self._stored.stored is not None
 
     def canonical(self) -> Request:
         if self._canonical is None:
             try:
                 self._canonical = decode_request(
-                    self.call.body, self.call.api, path=self._path, headers=self._headers
+                    self.call.body,
+                    self.call.api,
+                    path=self._path,
+                    headers=self._headers,
+                    store=self._stored,
                 )
+            except UnknownResponse as exc:
+                raise GatewayError(
+                    400, str(exc), param="previous_response_id", code="previous_response_not_found"
+                ) from None
             except ValueError as exc:
                 message = str(exc)
                 field = message.split(":", 1)[0] if ":" in message else None
@@ -78,8 +105,15 @@ class ClientRequest:
 
     def for_upstream(self, up: Upstream) -> Outgoing:
         """What ``up`` is sent: the same request, or the translated one."""
-        if up.api == self.call.api:
+        if up.api == self.call.api and not self.expanded:
             return same_api_request(self.call, up, self._headers)
+        if up.api != self.call.api and "conversation" in self.call.body:
+            raise GatewayError(
+                400,
+                "conversation: stored conversations are not kept by this gateway; "
+                "send the history, or previous_response_id",
+                param="conversation",
+            )
         request = dataclasses.replace(
             self.canonical(), model=up.model or self.call.model, stream=self.call.stream
         )
