@@ -220,7 +220,7 @@ def test_default_retention_bounds_the_store() -> None:
 
 def test_decode_request_without_a_store_refuses_previous_response_id() -> None:
     body = {"model": "m", "previous_response_id": "resp_x", "input": "and then?"}
-    with pytest.raises(ValueError, match="^previous_response_id: .*no response store"):
+    with pytest.raises(ValueError, match=r"^previous_response_id: .*no response store"):
         decode_request(body, "openai-responses")
 
 
@@ -251,6 +251,6 @@ def test_decode_request_with_a_store_expands_the_history(tmp_path: Path) -> None
 def test_decode_request_with_an_unknown_id_names_it(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "r.sqlite3")
     body = {"model": "m", "previous_response_id": "resp_gone", "input": "more"}
-    with pytest.raises(UnknownResponse, match="previous_response_id: .*'resp_gone'"):
+    with pytest.raises(UnknownResponse, match=r"previous_response_id: .*'resp_gone'"):
         decode_request(body, "openai-responses", store=store)
     store.close()
