@@ -447,9 +447,7 @@ def test_httpx_adapter_read_timeout_of_either_client(server: _Server, lib: Any) 
 
 
 @pytest.mark.parametrize("lib", HTTPX_LIBS, ids=lambda lib: lib.__name__)
-async def test_httpx_adapter_idle_timeout_of_either_async_client(
-    server: _Server, lib: Any
-) -> None:
+async def test_httpx_adapter_idle_timeout_of_either_async_client(server: _Server, lib: Any) -> None:
     started = time.monotonic()
     async with (
         lib.AsyncClient(timeout=lib.Timeout(TIMEOUT, read=None)) as client,

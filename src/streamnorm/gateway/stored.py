@@ -170,10 +170,7 @@ def _input_items(stored: StoredResponse, query: Mapping[str, str]) -> dict[str, 
     if not limit_text.isdigit() or not 1 <= int(limit_text) <= 100:
         raise GatewayError(400, "limit: an integer from 1 to 100 is required", param="limit")
     wire = encode_request(Request(model=None, messages=stored.input), API, sanitize=False)
-    items = [
-        item if "id" in item else {"id": derive_id(_prefix(item), stored.id, i), **item}
-        for i, item in enumerate(wire.body.get("input", []))
-    ]
+    items = [_listed(item, stored.id, i) for i, item in enumerate(wire.body.get("input", []))]
     if order == "desc":
         items.reverse()
     after = query.get("after")
@@ -192,5 +189,15 @@ def _input_items(stored: StoredResponse, query: Mapping[str, str]) -> dict[str, 
     }
 
 
-def _prefix(item: Mapping[str, Any]) -> str:
-    return _ITEM_PREFIXES.get(str(item.get("type", "message")), "item_")
+def _listed(item: Mapping[str, Any], response_id: str, index: int) -> dict[str, Any]:
+    """An input item as the list shows it: typed, with an id (derived where the
+    item had none), a message's text as an ``input_text`` part."""
+    kind = str(item.get("type", "message"))
+    prefix = _ITEM_PREFIXES.get(kind, "item_")
+    out = {"id": derive_id(prefix, response_id, "input", index), "type": kind, **item}
+    if kind == "message":
+        out.setdefault("status", "completed")
+        if isinstance(out.get("content"), str):
+            part = "output_text" if out.get("role") == "assistant" else "input_text"
+            out["content"] = [{"type": part, "text": out["content"]}]
+    return out
