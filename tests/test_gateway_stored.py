@@ -20,7 +20,6 @@ from .gateway_support import (
     NAMED_MODELS,
     SHORT,
     FakeUpstream,
-    Reply,
     ServerThread,
     fixture_reply,
     gateway_toml,
