@@ -138,9 +138,7 @@ class GatewayConfig:
         """Every key the gateway holds, for redaction."""
         ups = {u.name: u for r in self.routes for u in r.upstreams}
         store_password = urlsplit(self.store).password if self.store else None
-        return [
-            k for k in (*self.keys, *(u.api_key for u in ups.values()), store_password) if k
-        ]
+        return [k for k in (*self.keys, *(u.api_key for u in ups.values()), store_password) if k]
 
 
 def load_config(
