@@ -56,33 +56,45 @@ def responses_client(url: str) -> openai.OpenAI:
     return openai.OpenAI(api_key=GATEWAY_KEY, base_url=url + "/v1", max_retries=0)
 
 
-def tool_loop(url: str, fake: FakeUpstream, api: str) -> tuple[list[Any], list[str]]:
-    """Three turns (streamed) to ``api``'s upstream; each on a new client.
-    Returns the final responses and the tool results sent, in order."""
+class Loop:
+    """What a tool loop saw: the final responses, the tool results sent in
+    order, and the gateway's request id of each turn (``x-request-id``)."""
+
+    def __init__(self) -> None:
+        self.responses: list[Any] = []
+        self.results: list[str] = []
+        self.request_ids: list[str] = []
+
+
+def tool_loop(url: str, fake: FakeUpstream, api: str) -> Loop:
+    """Three streamed turns to ``api``'s upstream, each from a new client."""
     upstream_model = NAMED_MODELS[api]
     turn_input: Any = QUESTION
     previous: str | None = None
-    responses: list[Any] = []
-    results: list[str] = []
+    loop = Loop()
     for stem in LOOP_STEMS[api]:
         data = (FIXTURES / api / f"{stem}.sse").read_bytes()
         fake.script(upstream_model, Reply(200, sse_events(data)))
         extra: Any = {"previous_response_id": previous} if previous else {}
-        client = responses_client(url)
-        with client.responses.stream(
-            model=f"named.{SHORT[api]}", input=turn_input, tools=TOOLS, **extra
-        ) as stream:
-            response = stream.get_final_response()
-        responses.append(response)
+        stream = responses_client(url).responses.create(
+            model=f"named.{SHORT[api]}", input=turn_input, tools=TOOLS, stream=True, **extra
+        )
+        done = [e.response for e in stream if e.type == "response.completed"]
+        loop.request_ids.append(stream.response.headers["x-request-id"])
+        response = done[-1]
+        loop.responses.append(response)
         previous = response.id
-        calls = [item for item in response.output if item.type == "function_call"]
         turn_input = []
-        for call in calls:
-            results.append(f"result {len(results)} of {call.name}")
+        for call in (item for item in response.output if item.type == "function_call"):
+            loop.results.append(f"result {len(loop.results)} of {call.name}")
             turn_input.append(
-                {"type": "function_call_output", "call_id": call.call_id, "output": results[-1]}
+                {
+                    "type": "function_call_output",
+                    "call_id": call.call_id,
+                    "output": loop.results[-1],
+                }
             )
-    return responses, results
+    return loop
 
 
 def history_shape(api: str, body: dict[str, Any]) -> list[str]:
@@ -118,9 +130,23 @@ def toml_text(data: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def worker_of(request_id: str, log: Path) -> int:
+    """The worker process that logged ``request_id`` (its line may come a moment later)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        for line in log.read_text().splitlines():
+            if request_id in line and line.startswith("{"):
+                return int(json.loads(line)["worker"])
+        time.sleep(0.05)
+    raise AssertionError(f"no log line for {request_id}")
+
+
 @contextlib.contextmanager
-def serve_workers(config: dict[str, Any], folder: Path, workers: int = 2) -> Iterator[str]:
-    """``streamnorm serve --workers N`` on ``config``; yields its URL once healthy."""
+def serve_workers(
+    config: dict[str, Any], folder: Path, workers: int = 2
+) -> Iterator[tuple[str, Path]]:
+    """``streamnorm serve --workers N`` on ``config``; yields its URL once
+    healthy, and the file its log lines go to."""
     path = folder / "gateway.toml"
     path.write_text(toml_text(config))
     port = free_port()
@@ -132,7 +158,7 @@ def serve_workers(config: dict[str, Any], folder: Path, workers: int = 2) -> Ite
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(url, proc, folder / f"serve-{port}.log")
-        yield url
+        yield url, folder / f"serve-{port}.log"
     finally:
         proc.terminate()
         try:

@@ -6,6 +6,7 @@ upstream API, ``GET``/``DELETE /v1/responses/{id}``, ``input_items``,
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -33,6 +34,7 @@ from .stored_support import (
     responses_client,
     serve_workers,
     tool_loop,
+    worker_of,
 )
 from .support import needs_fixtures
 
@@ -84,12 +86,12 @@ def test_a_tool_loop_with_previous_response_id_sends_the_whole_history(
     url: str, fake: FakeUpstream, api: str
 ) -> None:
     fake.clear()
-    responses, results = tool_loop(url, fake, api)
+    loop = tool_loop(url, fake, api)
     bodies = [r.body for r in fake.requests_for(NAMED_MODELS[api])]
-    assert len(bodies) == 3 and len(results) == 2
-    assert_full_history(api, bodies[2], results)
-    assert responses[2].previous_response_id == responses[1].id
-    assert responses[2].output_text
+    assert len(bodies) == 3 and len(loop.results) == 2
+    assert_full_history(api, bodies[2], loop.results)
+    assert loop.responses[2].previous_response_id == loop.responses[1].id
+    assert loop.responses[2].output_text
 
 
 def test_turn_two_carries_the_first_answers_reasoning_state_back(
@@ -118,8 +120,9 @@ def test_get_returns_the_object_the_client_received(url: str, fake: FakeUpstream
 
 def test_input_items_list_the_history_in_either_order(url: str, fake: FakeUpstream) -> None:
     api = "openai-completions"
-    responses, results = tool_loop(url, fake, api)
-    last = responses[-1].id
+    loop = tool_loop(url, fake, api)
+    results = loop.results
+    last = loop.responses[-1].id
     asc = httpx.get(f"{url}/v1/responses/{last}/input_items?order=asc", headers=AUTH).json()
     assert asc["object"] == "list" and asc["has_more"] is False
     kinds = [i["type"] for i in asc["data"]]
@@ -241,19 +244,29 @@ def test_two_workers_serve_tool_loops_and_a_restart_keeps_them(
 ) -> None:
     config = gateway_toml(upstream, store=store_location)
     kept: list[str] = []
-    with serve_workers(config, tmp_path, workers=2) as url:
-        for api in CROSS:
-            fake.clear()
-            responses, results = tool_loop(url, fake, api)
-            assert_full_history(api, fake.requests_for(NAMED_MODELS[api])[-1].body, results)
-            kept += [r.id for r in responses]
+    crossed = False
+    with serve_workers(config, tmp_path, workers=2) as (url, log):
+        # Each turn comes from a new client on a new connection, which the
+        # kernel hands to either worker; bounded: at most 10 rounds.
+        for _ in range(10):
+            for api in CROSS:
+                fake.clear()
+                loop = tool_loop(url, fake, api)
+                last = fake.requests_for(NAMED_MODELS[api])[-1].body
+                assert_full_history(api, last, loop.results)
+                kept += [r.id for r in loop.responses]
+                workers = [worker_of(i, log) for i in loop.request_ids]
+                crossed |= any(a != b for a, b in itertools.pairwise(workers))
+            if crossed:
+                break
+        assert crossed, "no turn was served by another worker than the turn before it"
         model = _text_answer(fake, "openai-completions")
         with ThreadPoolExecutor(8) as pool:
             answers = list(
                 pool.map(lambda i: _create(url, {"model": model, "input": f"n{i}"}), range(16))
             )
         kept += [a.json()["id"] for a in answers]
-    with serve_workers(config, tmp_path, workers=2) as url:
+    with serve_workers(config, tmp_path, workers=2) as (url, _):
         for rid in kept:
             got = httpx.get(f"{url}/v1/responses/{rid}", headers=AUTH)
             assert got.status_code == 200 and got.json()["id"] == rid
