@@ -279,3 +279,33 @@ def test_two_workers_serve_tool_loops_and_a_restart_keeps_them(
         assert later.previous_response_id == kept[2]
         sent = fake.requests_for(NAMED_MODELS["anthropic-messages"])[-1].body
         assert json.dumps(sent).index(QUESTION) < json.dumps(sent).index("thanks")
+
+
+# -- configuration ----------------------------------------------------------------
+
+
+def test_the_store_settings_are_read_and_checked(tmp_path: Path) -> None:
+    from streamnorm.gateway import load_config, parse_config
+
+    from .gateway_support import gateway_env
+
+    env = gateway_env()
+    config = parse_config(gateway_toml("http://127.0.0.1:9"), env)
+    assert config.store is None  # nothing is kept unless a store is named
+    data = gateway_toml("http://127.0.0.1:9", store="r.sqlite3", store_ttl_seconds=60)
+    config = parse_config(data, env, base=tmp_path)
+    assert config.store == str(tmp_path / "r.sqlite3")
+    assert config.store_retention.ttl_seconds == 60
+    assert config.store_retention.max_bytes == 1024**3
+    (tmp_path / "g.toml").write_text(
+        '[gateway]\nstore = "state/r.sqlite3"\n'
+        '[upstreams.a]\napi = "anthropic"\nbase_url = "http://127.0.0.1:9"\n'
+        '[[routes]]\nmodels = "*"\nupstreams = "a"\n'
+    )
+    assert load_config(tmp_path / "g.toml", env).store == str(tmp_path / "state" / "r.sqlite3")
+    url = "postgresql://gw:pg-SECRET-pass@db.internal/streamnorm"
+    config = parse_config(gateway_toml("http://127.0.0.1:9", store=url), env)
+    assert config.store == url and "pg-SECRET-pass" in config.secrets()
+    for bad, key in (({"store": "redis://x"}, "store"), ({"store_max_bytes": 0}, "store_max")):
+        with pytest.raises(ValueError, match=f"^gateway.{key}"):
+            parse_config(gateway_toml("http://127.0.0.1:9", **bad), env)

@@ -46,7 +46,7 @@ class Gateway:
         self.metrics = Metrics()
         self._secrets = config.secrets()
         self._clients = Clients()
-        self.stored = StoredResponses(config.store, config.store_retention)
+        self.stored = StoredResponses(config.store, config.store_retention, self._secrets)
         self._proxy = Proxy(config, self._clients.get, self.stored)
         self._in_flight = 0
 

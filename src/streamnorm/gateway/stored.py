@@ -31,7 +31,7 @@ from ..encoder import encode_response
 from ..messages import AssistantMessage, Message, StopReason
 from ..providers.wire_writer import derive_id
 from ..request import Request
-from .errors import GatewayError
+from .errors import GatewayError, redact
 from .exchange import Exchange
 from .state import ResponseStore, Retention, StoredResponse, open_store
 from .telemetry import LOGGER
@@ -78,10 +78,17 @@ def _wants_store(body: Mapping[str, Any]) -> bool:
 class StoredResponses:
     """The gateway's use of its response store (None: nothing is kept)."""
 
-    def __init__(self, location: str | None, retention: Retention | None = None) -> None:
+    def __init__(
+        self,
+        location: str | None,
+        retention: Retention | None = None,
+        secrets: Sequence[str] = (),
+    ) -> None:
+        self._secrets = secrets
         self.store: ResponseStore | None = (
             open_store(location, retention) if location is not None else None
         )
+        self._pruning: asyncio.Task[None] | None = None
 
     def close(self) -> None:
         if self.store is not None:
@@ -127,11 +134,23 @@ class StoredResponses:
             previous if isinstance(previous, str) else None,
         )
         try:
-            await asyncio.to_thread(self.store.put, record)
+            await asyncio.to_thread(self.store.put, record, prune=False)
         except Exception as exc:  # the answer stands; the log says it was not kept
-            LOGGER.warning(
-                dumps_compact({"event": "store_failed", "response_id": rid, "error": str(exc)})
-            )
+            self._log_failure("store_failed", exc, rid)
+        if self._pruning is None or self._pruning.done():
+            self._pruning = asyncio.create_task(self._prune())
+
+    async def _prune(self) -> None:
+        """Retention, off the answer's path (at most once per ``prune_every``)."""
+        assert self.store is not None
+        try:
+            await asyncio.to_thread(self.store.maybe_prune)
+        except Exception as exc:
+            self._log_failure("prune_failed", exc)
+
+    def _log_failure(self, event: str, exc: Exception, response_id: str | None = None) -> None:
+        error = redact(str(exc), self._secrets)
+        LOGGER.warning(dumps_compact({"event": event, "response_id": response_id, "error": error}))
 
     # -- the endpoints ------------------------------------------------------
 

@@ -99,7 +99,8 @@ class ResponseStore(ABC):
     """``put``, ``get``, ``delete`` and the input items of stored responses.
 
     Every method is synchronous and short (one indexed read or write, plus
-    an occasional pruning on ``put``); the gateway calls them in a thread.
+    an occasional pruning on ``put``); the gateway calls them in a thread,
+    and prunes after the answer rather than before it.
     ``get`` of an unknown or expired id is None.
     """
 
@@ -108,8 +109,8 @@ class ResponseStore(ABC):
         self._pruned = 0.0
 
     @abstractmethod
-    def put(self, response: StoredResponse) -> None:
-        """Keep ``response`` (replacing one of the same id)."""
+    def _save(self, response: StoredResponse) -> None:
+        """Write ``response`` (replacing one of the same id)."""
 
     @abstractmethod
     def _load(self, response_id: str, not_before: int) -> bytes | None:
@@ -127,6 +128,13 @@ class ResponseStore(ABC):
     def close(self) -> None:
         """Release the connection(s)."""
 
+    def put(self, response: StoredResponse, *, prune: bool = True) -> None:
+        """Keep ``response`` (replacing one of the same id); with ``prune``,
+        prune too when ``retention.prune_every`` seconds have passed."""
+        self._save(response)
+        if prune:
+            self.maybe_prune()
+
     def get(self, response_id: str) -> StoredResponse | None:
         data = self._load(response_id, int(time.time()) - self.retention.ttl_seconds)
         return None if data is None else StoredResponse.from_json(data)
@@ -141,7 +149,8 @@ class ResponseStore(ABC):
         stored = self.get(response_id)
         return None if stored is None else stored.history
 
-    def _maybe_prune(self) -> None:
+    def maybe_prune(self) -> None:
+        """Prune unless this store pruned less than ``prune_every`` seconds ago."""
         now = time.monotonic()
         if now - self._pruned >= self.retention.prune_every:
             self._pruned = now

@@ -54,7 +54,7 @@ class PostgresStore(ResponseStore):
             self._conn = conn
         return self._conn
 
-    def put(self, response: StoredResponse) -> None:
+    def _save(self, response: StoredResponse) -> None:
         data = response.to_json()
         with self._lock:
             self._connect().execute(
@@ -63,7 +63,6 @@ class PostgresStore(ResponseStore):
                 "created_at = EXCLUDED.created_at, size = EXCLUDED.size, data = EXCLUDED.data",
                 (response.id, response.created_at, len(data), data),
             )
-        self._maybe_prune()
 
     def _load(self, response_id: str, not_before: int) -> bytes | None:
         with self._lock:

@@ -65,7 +65,7 @@ class SQLiteStore(ResponseStore):
                 raise
             conn.execute("COMMIT")
 
-    def put(self, response: StoredResponse) -> None:
+    def _save(self, response: StoredResponse) -> None:
         data = response.to_json()
         with self._write() as conn:
             conn.execute(
@@ -74,7 +74,6 @@ class SQLiteStore(ResponseStore):
                 "size = excluded.size, data = excluded.data",
                 (response.id, response.created_at, len(data), data),
             )
-        self._maybe_prune()
 
     def _load(self, response_id: str, not_before: int) -> bytes | None:
         with self._lock:
