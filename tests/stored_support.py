@@ -114,6 +114,11 @@ FULL_HISTORY = {
 
 def assert_full_history(api: str, body: dict[str, Any], results: list[str]) -> None:
     assert history_shape(api, body) == FULL_HISTORY[api]
+    if api == "google-generative-ai":  # each result named after its call
+        parts = [p for c in body["contents"] for p in c["parts"]]
+        calls = [p["functionCall"]["name"] for p in parts if "functionCall" in p]
+        answered = [p["functionResponse"]["name"] for p in parts if "functionResponse" in p]
+        assert answered == calls
     text = json.dumps(body)
     positions = [text.index(s) for s in (QUESTION, *results)]
     assert positions == sorted(positions)

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from ._json import loads
 from .apis import resolve_spoken_api
 from .events import Event
-from .messages import AssistantMessage, Message
+from .messages import AssistantMessage, Message, ToolCallBlock, ToolResultMessage
 from .providers.anthropic import request as anthropic_request
 from .providers.anthropic import response as anthropic_response
 from .providers.google import request as google_request
@@ -163,7 +163,25 @@ def _expand(request: Request, body: Mapping[str, Any], store: ResponseHistory | 
     own = dict((request.extra or {}).get("openai-responses", {}))
     own.pop("previous_response_id", None)
     extra = {**(request.extra or {}), "openai-responses": own}
-    return replace(request, messages=(*history, *request.messages), extra=extra)
+    return replace(request, messages=_named_results((*history, *request.messages)), extra=extra)
+
+
+def _named_results(messages: tuple[Message, ...]) -> tuple[Message, ...]:
+    """Tool results given the name of their call (a Responses
+    ``function_call_output`` has none; Gemini's ``functionResponse`` needs it)."""
+    names = {
+        b.id: b.name
+        for m in messages
+        if isinstance(m, AssistantMessage)
+        for b in m.content
+        if isinstance(b, ToolCallBlock)
+    }
+    return tuple(
+        replace(m, tool_name=names[m.tool_call_id])
+        if isinstance(m, ToolResultMessage) and not m.tool_name and m.tool_call_id in names
+        else m
+        for m in messages
+    )
 
 
 def decode_request(
