@@ -74,7 +74,8 @@ class Proxy:
         if status >= 400:
             raise GatewayError(status, upstream_message(opened.first, status))
         answer = _Answer(call, up.api != call.api, int(time.time()))
-        finish = self._finisher(call, request, answer) if responses else None
+        keep = responses and self._stored.keeps(call.body)
+        finish = self._finisher(call, request, answer) if keep else None
         if call.stream:
             relay, content_type = _relay(call, opened, answer)
             await _stream(ex, opened, relay, content_type, finish)

@@ -94,6 +94,10 @@ class StoredResponses:
         if self.store is not None:
             self.store.close()
 
+    def keeps(self, body: Mapping[str, Any]) -> bool:
+        """Whether an answer to ``body`` is to be kept (a store, and ``store`` not false)."""
+        return self.store is not None and _wants_store(body)
+
     async def prefetch(self, body: Mapping[str, Any]) -> Prefetched:
         """The stored response ``body``'s ``previous_response_id`` names, if any."""
         previous = body.get("previous_response_id")
@@ -105,7 +109,7 @@ class StoredResponses:
     async def keep(
         self,
         body: Mapping[str, Any],
-        request: Request | None,
+        request: Request,
         message: AssistantMessage,
         *,
         response_id: str | None,
@@ -118,7 +122,7 @@ class StoredResponses:
         from it. A failing store is logged, never turned into a broken answer.
         """
         rid = response_id or message.response_id
-        if self.store is None or not _wants_store(body) or request is None or not rid:
+        if self.store is None or not _wants_store(body) or not rid:
             return
         if message.stop_reason in (StopReason.ERROR, StopReason.ABORTED):
             return
