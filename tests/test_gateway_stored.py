@@ -309,3 +309,24 @@ def test_the_store_settings_are_read_and_checked(tmp_path: Path) -> None:
     for bad, key in (({"store": "redis://x"}, "store"), ({"store_max_bytes": 0}, "store_max")):
         with pytest.raises(ValueError, match=f"^gateway.{key}"):
             parse_config(gateway_toml("http://127.0.0.1:9", **bad), env)
+
+
+def test_a_store_that_fails_is_a_503_and_its_password_stays_out_of_the_log(
+    upstream: str, fake: FakeUpstream, caplog: pytest.LogCaptureFixture
+) -> None:
+    pytest.importorskip("psycopg")
+    from .gateway_support import free_port
+
+    store = f"postgresql://gw:pw-SECRET-7a@127.0.0.1:{free_port()}/nowhere"
+    with running_gateway(upstream, store=store) as (_, gw), caplog.at_level("WARNING"):
+        got = httpx.get(f"{gw.url}/v1/responses/resp_1", headers=AUTH)
+        assert got.status_code == 503
+        assert got.json()["error"]["message"] == "the response store is unavailable"
+        model = _text_answer(fake, "anthropic-messages")
+        body = {"model": model, "input": "x", "previous_response_id": "resp_1"}
+        assert _create(gw.url, body).status_code == 503
+        answer = _create(gw.url, {"model": model, "input": "x"})
+        assert answer.status_code == 200  # the answer stands; the log says it was not kept
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "store_failed" in logged and "store_unavailable" in logged
+    assert "pw-SECRET-7a" not in logged

@@ -22,8 +22,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from .._json import dumps_compact
 from ..codec import encode_request
@@ -39,6 +39,7 @@ from .telemetry import LOGGER
 __all__ = ["Prefetched", "StoredResponses", "stored_path"]
 
 API = "openai-responses"
+_T = TypeVar("_T")
 _PATH = re.compile(r"/v1/responses/(resp_[A-Za-z0-9_\-]{1,200})(/input_items)?")
 _JSON = "application/json"
 _ITEM_PREFIXES = {"message": "msg_", "function_call": "fc_", "function_call_output": "fco_"}
@@ -103,8 +104,16 @@ class StoredResponses:
         previous = body.get("previous_response_id")
         stored = None
         if self.store is not None and isinstance(previous, str) and previous:
-            stored = await asyncio.to_thread(self.store.get, previous)
+            stored = await self._read(self.store.get, previous)
         return Prefetched(stored, self.store is not None)
+
+    async def _read(self, method: Callable[[str], _T], response_id: str) -> _T:
+        """A store call on the request's path; a store that fails is a 503."""
+        try:
+            return await asyncio.to_thread(method, response_id)
+        except Exception as exc:
+            self._log_failure("store_unavailable", exc, response_id)
+            raise GatewayError(503, "the response store is unavailable") from None
 
     async def keep(
         self,
@@ -164,7 +173,7 @@ class StoredResponses:
             raise GatewayError(404, "this gateway keeps no responses (gateway.store is not set)")
         rid = match[1]
         if ex.method == "DELETE":
-            if not await asyncio.to_thread(self.store.delete, rid):
+            if not await self._read(self.store.delete, rid):
                 raise _not_found(rid)
             body: dict[str, Any] = {"id": rid, "object": "response", "deleted": True}
         else:
@@ -172,7 +181,7 @@ class StoredResponses:
                 raise GatewayError(
                     400, "stream: a stored response is returned whole here", param="stream"
                 )
-            stored = await asyncio.to_thread(self.store.get, rid)
+            stored = await self._read(self.store.get, rid)
             if stored is None:
                 raise _not_found(rid)
             body = dict(stored.response) if not match[2] else _input_items(stored, ex.query)
