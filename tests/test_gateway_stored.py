@@ -92,6 +92,9 @@ def test_a_tool_loop_with_previous_response_id_sends_the_whole_history(
     assert_full_history(api, bodies[2], loop.results)
     assert loop.responses[2].previous_response_id == loop.responses[1].id
     assert loop.responses[2].output_text
+    for response in loop.responses:  # GET gives the object the stream ended with
+        got = httpx.get(f"{url}/v1/responses/{response.id}", headers=AUTH).json()
+        assert got == response.model_dump(mode="json", exclude_unset=True)
 
 
 def test_turn_two_carries_the_first_answers_reasoning_state_back(
