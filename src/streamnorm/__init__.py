@@ -2,6 +2,8 @@
 
 from .apis import APIS, READ_ONLY_APIS, ApiName, WireApi, resolve_api
 from .codec import (
+    ResponseHistory,
+    UnknownResponse,
     decode_request,
     decode_response,
     detect_response_api,
@@ -86,6 +88,7 @@ __all__ = [
     "Reasoning",
     "Request",
     "ResponseFormat",
+    "ResponseHistory",
     "SanitizeWarning",
     "Start",
     "StopReason",
@@ -102,6 +105,7 @@ __all__ = [
     "ToolCallDelta",
     "ToolCallParser",
     "ToolResultMessage",
+    "UnknownResponse",
     "Usage",
     "UsageUpdate",
     "UserContent",

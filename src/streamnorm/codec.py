@@ -9,14 +9,14 @@ encoding, runs the history through ``sanitize_messages_for_target`` first.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
 from ._json import loads
 from .apis import resolve_spoken_api
 from .events import Event
-from .messages import AssistantMessage, Message
+from .messages import AssistantMessage, Message, ToolCallBlock, ToolResultMessage
 from .providers.anthropic import request as anthropic_request
 from .providers.anthropic import response as anthropic_response
 from .providers.codecbase import MediaTypes, refuse_unsendable_parts
@@ -38,6 +38,8 @@ from .sanitize.target import provider_in_history
 
 __all__ = [
     "KEPT_HEADERS",
+    "ResponseHistory",
+    "UnknownResponse",
     "decode_request",
     "decode_response",
     "detect_response_api",
@@ -184,6 +186,65 @@ def _settings_dropped(request: Request, wire: WireRequest) -> tuple[SanitizeWarn
     )
 
 
+class ResponseHistory(Protocol):
+    """Where stored Responses live (``streamnorm.gateway.state`` has two)."""
+
+    def history(self, response_id: str) -> Sequence[Message] | None:
+        """The conversation up to and including that response; None: unknown."""
+        ...
+
+
+class UnknownResponse(ValueError):
+    """``previous_response_id`` names no stored response (unknown, expired or deleted)."""
+
+    def __init__(self, response_id: str) -> None:
+        super().__init__(
+            f"previous_response_id: no stored response {response_id!r} "
+            "(unknown, expired or deleted)"
+        )
+        self.response_id = response_id
+
+
+def _expand(request: Request, body: Mapping[str, Any], store: ResponseHistory | None) -> Request:
+    """A Responses request with ``previous_response_id`` as the whole history
+    it stands for: the stored turns, then the request's own items."""
+    previous = body.get("previous_response_id")
+    if previous is None:
+        return request
+    if not isinstance(previous, str) or not previous:
+        raise ValueError("previous_response_id: a non-empty string is required")
+    if store is None:
+        raise ValueError(
+            "previous_response_id: the request continues a stored response, and no "
+            "response store was given to expand it (decode_request(..., store=...))"
+        )
+    history = store.history(previous)
+    if history is None:
+        raise UnknownResponse(previous)
+    own = dict((request.extra or {}).get("openai-responses", {}))
+    own.pop("previous_response_id", None)
+    extra = {**(request.extra or {}), "openai-responses": own}
+    return replace(request, messages=_named_results((*history, *request.messages)), extra=extra)
+
+
+def _named_results(messages: tuple[Message, ...]) -> tuple[Message, ...]:
+    """Tool results given the name of their call (a Responses
+    ``function_call_output`` has none; Gemini's ``functionResponse`` needs it)."""
+    names = {
+        b.id: b.name
+        for m in messages
+        if isinstance(m, AssistantMessage)
+        for b in m.content
+        if isinstance(b, ToolCallBlock)
+    }
+    return tuple(
+        replace(m, tool_name=names[m.tool_call_id])
+        if isinstance(m, ToolResultMessage) and not m.tool_name and m.tool_call_id in names
+        else m
+        for m in messages
+    )
+
+
 def decode_request(
     body: bytes | str | Mapping[str, Any],
     api: str,
@@ -191,6 +252,7 @@ def decode_request(
     path: str | None = None,
     headers: Mapping[str, str] | None = None,
     provider: str | None = None,
+    store: ResponseHistory | None = None,
 ) -> Request:
     """A client's request body of ``api`` as a canonical request.
 
@@ -201,9 +263,18 @@ def decode_request(
     (:data:`KEPT_HEADERS`) go to ``Request.headers``; nothing else is read
     (credentials in particular). Raises ``ValueError`` naming the field of a
     bad body.
+
+    A Responses body with ``previous_response_id`` continues a stored
+    response: ``store`` gives its history, which becomes the start of
+    ``messages``. Without a store that is a ``ValueError`` naming the field
+    (decoding on would lose the conversation); an id the store does not
+    hold is :class:`UnknownResponse`.
     """
     name = resolve_spoken_api(api)
-    request = _codec(name).decode_request(_json_body(body, "body"), path=path, provider=provider)
+    data = _json_body(body, "body")
+    request = _codec(name).decode_request(data, path=path, provider=provider)
+    if name == "openai-responses":
+        request = _expand(request, data, store)
     kept = {
         key.lower(): value
         for key, value in (headers or {}).items()

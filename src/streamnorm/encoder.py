@@ -7,7 +7,14 @@ The per-api writers live beside their decoders in
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+)
 from typing import Any
 
 from .apis import resolve_spoken_api
@@ -56,8 +63,10 @@ class StreamEncoder:
     state to that host only); by default the provider the ``Start`` event
     names (the normalizer's, an adapter's, or the one its id proves). An
     explicit ``provider`` wins; when it differs from the events' a
-    :class:`ProviderMismatchWarning` says so. Feeding after ``close()``
-    raises ``RuntimeError``.
+    :class:`ProviderMismatchWarning` says so. ``request`` is the client's
+    Responses request body, whose options (instructions, temperature, tools,
+    store …) the Responses ``response`` object echoes (other APIs' streams
+    carry none). Feeding after ``close()`` raises ``RuntimeError``.
     """
 
     __slots__ = ("_writer", "api")
@@ -70,10 +79,12 @@ class StreamEncoder:
         response_id: str | None = None,
         created: int = 0,
         provider: str | None = None,
+        request: Mapping[str, Any] | None = None,
     ) -> None:
         self.api = resolve_spoken_api(api)
+        echo = {"request": request} if self.api == "openai-responses" else {}
         self._writer = _ENCODERS[self.api](
-            model=model, response_id=response_id, created=created, provider=provider
+            model=model, response_id=response_id, created=created, provider=provider, **echo
         )
 
     def feed(self, event: Event) -> bytes:
@@ -117,10 +128,18 @@ async def aencode_stream(
 
 
 def encode_response(
-    message: AssistantMessage, api: str, *, model: str | None = None, created: int = 0
+    message: AssistantMessage,
+    api: str,
+    *,
+    model: str | None = None,
+    created: int = 0,
+    request: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The non-streaming response JSON of ``api`` for ``message``."""
+    """The non-streaming response JSON of ``api`` for ``message``; ``request``
+    as for :class:`StreamEncoder`."""
     target = resolve_spoken_api(api)
-    if target in ("openai-responses", "openai-completions"):
+    if target == "openai-responses":
+        return responses.encode_response(message, model=model, created=created, request=request)
+    if target == "openai-completions":
         return _RESPONSES[target](message, model=model, created=created)
     return _RESPONSES[target](message, model=model)

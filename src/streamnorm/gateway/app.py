@@ -2,14 +2,16 @@
 
 Endpoints: the four front doors and their token count doors (``doors.py``,
 ``counting.py``), the model lists ``GET /v1/models[/{id}]`` and
-``GET /v1beta/models[/{model}]`` (``listing.py``), ``HEAD /`` (clients probe
-it), ``GET /healthz`` and ``GET /metrics``. Any other path is a 404 in the
-client's own error shape whose OpenAI code is ``unknown_url``.
+``GET /v1beta/models[/{model}]`` (``listing.py``), the stored Responses
+(``stored.py``), ``HEAD /`` (clients probe it), ``GET /healthz`` and
+``GET /metrics``. Any other path is a 404 in the client's own error shape
+whose OpenAI code is ``unknown_url``.
 
 Checks, in order, each answered in the client's API: the client key (401),
 the concurrency limit (429), the body size (413), the body itself (400),
-the model (404). The app holds no state between requests beyond counters,
-so any number of workers can serve the same conversations.
+the model (404). The app holds no state between requests beyond counters;
+stored Responses live in the configured store, shared by every worker, so
+any number of workers can serve the same conversations.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from .errors import UNKNOWN_URL, GatewayError, error_body, redact
 from .exchange import ClientGone, Exchange, Receive, Scope, Send
 from .listing import Listing, list_body, model_body
 from .proxy import Proxy
+from .stored import StoredResponses, stored_path
 from .telemetry import LOGGER, Metrics, RequestRecord
 from .upstream import Clients
 
@@ -49,7 +52,8 @@ class Gateway:
         self.metrics = Metrics()
         self._secrets = config.secrets()
         self._clients = Clients()
-        self._proxy = Proxy(config, self._clients.get)
+        self.stored = StoredResponses(config.store, config.store_retention, self._secrets)
+        self._proxy = Proxy(config, self._clients.get, self.stored)
         self._counter = Counter(config, self._clients.get)
         self._listing = Listing(config, self._clients.get)
         self._in_flight = 0
@@ -68,6 +72,7 @@ class Gateway:
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self._clients.aclose()
+                self.stored.close()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -117,6 +122,10 @@ class Gateway:
             await ex.respond(200, _JSON, b"")
         elif ex.method == "GET" and _list_prefix(ex.path) is not None:
             await self._models(ex)
+        elif (stored := stored_path(ex.method, ex.path)) is not None:
+            ex.record.client_api = "openai-responses"
+            self._authorize(presented_keys("openai-responses", ex.headers, ex.query))
+            await self.stored.serve(ex, stored)
         else:
             ex.record.client_api = client_api(ex.path, ex.headers, ex.query)
             raise GatewayError(404, f"no such endpoint: {ex.method} {ex.path}", code=UNKNOWN_URL)

@@ -8,6 +8,9 @@ A TOML file (``gateway.toml``) holds three parts::
     max_concurrency = 256
     foreign_thinking = "tagged"            # "tagged", "text" or "drop"
     server_tools = "warn"                   # or "refuse" (see below)
+    store = "responses.sqlite3"            # stored Responses: a SQLite file or postgresql:// URL
+    store_ttl_seconds = 2592000            # 30 days
+    store_max_bytes = 1073741824           # 1 GiB
 
     [upstreams.claude]
     api = "anthropic-messages"
@@ -54,6 +57,7 @@ from ..apis import APIS, resolve_spoken_api
 from ..integrations.hosts import provider_for_url
 from ..providers.server_tools import SERVER_TOOL_POLICIES
 from ..sanitize import DEFAULT_FOREIGN_THINKING, FOREIGN_THINKING_MODES, ForeignThinking
+from .state.base import DEFAULT_MAX_BYTES, DEFAULT_TTL_SECONDS, Retention
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -63,6 +67,15 @@ else:  # pragma: no cover - the gateway extra installs tomli on 3.10
 __all__ = ["GatewayConfig", "Route", "Upstream", "load_config", "parse_config"]
 
 _GLOB_CHARS = frozenset("*?[")
+_GATEWAY_KEYS = {
+    "keys_env",
+    "max_body_bytes",
+    "max_concurrency",
+    "log_content",
+    "foreign_thinking",
+    "server_tools",
+}
+_STORE_KEYS = {"store", "store_ttl_seconds", "store_max_bytes"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +134,10 @@ class GatewayConfig:
     beyond it); ``log_content`` adds the request and response bodies to the
     log line (off by default: content stays out of logs);
     ``foreign_thinking`` is the routes' default for reasoning an upstream
-    cannot verify.
+    cannot verify. ``store`` is where
+    Responses answers are kept (a SQLite file, relative paths from the
+    configuration file's folder, or a ``postgresql://`` URL; None: nothing
+    is kept), ``store_retention`` how long and how much.
     """
 
     routes: tuple[Route, ...]
@@ -131,6 +147,8 @@ class GatewayConfig:
     log_content: bool = False
     foreign_thinking: ForeignThinking = DEFAULT_FOREIGN_THINKING
     server_tools: str = "warn"
+    store: str | None = None
+    store_retention: Retention = field(default_factory=Retention)
 
     def route(self, model: str) -> Route | None:
         """The first route whose globs match ``model``; None: unknown model."""
@@ -148,7 +166,8 @@ class GatewayConfig:
     def secrets(self) -> list[str]:
         """Every key the gateway holds, for redaction."""
         ups = {u.name: u for r in self.routes for u in r.upstreams}
-        return [k for k in (*self.keys, *(u.api_key for u in ups.values())) if k]
+        store_password = urlsplit(self.store).password if self.store else None
+        return [k for k in (*self.keys, *(u.api_key for u in ups.values()), store_password) if k]
 
 
 def load_config(
@@ -159,26 +178,18 @@ def load_config(
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{path}: not valid TOML: {exc}") from None
-    return parse_config(data, env)
+    return parse_config(data, env, base=Path(path).resolve().parent)
 
 
-def parse_config(data: Mapping[str, Any], env: Mapping[str, str] | None = None) -> GatewayConfig:
-    """Build a ``GatewayConfig`` from parsed TOML; ``env`` defaults to os.environ."""
+def parse_config(
+    data: Mapping[str, Any], env: Mapping[str, str] | None = None, *, base: Path | None = None
+) -> GatewayConfig:
+    """Build a ``GatewayConfig`` from parsed TOML; ``env`` defaults to os.environ;
+    ``base`` is the folder a relative ``store`` path is taken from (default: cwd)."""
     env = os.environ if env is None else env
     _only(data, "", {"gateway", "upstreams", "routes"})
     gateway = _table(data, "gateway", "gateway")
-    _only(
-        gateway,
-        "gateway.",
-        {
-            "keys_env",
-            "max_body_bytes",
-            "max_concurrency",
-            "log_content",
-            "foreign_thinking",
-            "server_tools",
-        },
-    )
+    _only(gateway, "gateway.", {*_GATEWAY_KEYS, *_STORE_KEYS})
     foreign = _foreign_thinking(gateway, "gateway.", DEFAULT_FOREIGN_THINKING)
     ups_table = _table(data, "upstreams", "upstreams")
     upstreams = {
@@ -197,7 +208,27 @@ def parse_config(data: Mapping[str, Any], env: Mapping[str, str] | None = None) 
         log_content=_bool(gateway, "log_content", "gateway.", False),
         foreign_thinking=foreign,
         server_tools=_choice(gateway, "server_tools", "gateway.", SERVER_TOOL_POLICIES),
+        store=_store(gateway, base or Path.cwd()),
+        store_retention=Retention(
+            ttl_seconds=_positive_int(
+                gateway, "store_ttl_seconds", "gateway.", DEFAULT_TTL_SECONDS
+            ),
+            max_bytes=_positive_int(gateway, "store_max_bytes", "gateway.", DEFAULT_MAX_BYTES),
+        ),
     )
+
+
+def _store(gateway: Mapping[str, Any], base: Path) -> str | None:
+    """Where Responses are kept: a PostgreSQL URL as it is, a file path made absolute."""
+    location = _str(gateway, "store", "gateway.")
+    if location is None or location.startswith(("postgresql://", "postgres://")):
+        return location
+    if "://" in location:
+        raise ValueError(
+            f"gateway.store: {location.split('://')[0]}:// is not a store; "
+            "give a SQLite file path or a postgresql:// URL"
+        )
+    return str(base / Path(location).expanduser())
 
 
 def _upstream(name: str, table: Mapping[str, Any], env: Mapping[str, str]) -> Upstream:

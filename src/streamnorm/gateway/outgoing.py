@@ -18,12 +18,13 @@ from __future__ import annotations
 import dataclasses
 
 from .._json import dumps_compact
-from ..codec import decode_request, encode_request
+from ..codec import ResponseHistory, UnknownResponse, decode_request, encode_request
 from ..request import Request
 from ..sanitize import DEFAULT_FOREIGN_THINKING, ForeignThinking, SanitizeWarning
 from .config import Upstream
 from .doors import PATH_MODEL, ClientCall
 from .errors import GatewayError
+from .stored import Prefetched
 from .upstream import Outgoing
 
 __all__ = ["ClientRequest", "same_api_request"]
@@ -62,7 +63,10 @@ class ClientRequest:
     ``foreign_thinking`` and ``server_tools`` are the route's and the
     configuration's choices for reasoning an upstream cannot verify and for
     server tools it cannot run; ``warnings`` holds, by upstream name, what its
-    translated request lost on the way.
+    translated request lost on the way. ``stored`` is the stored response a Responses call continues
+    (``previous_response_id``): when the gateway holds it, the request is
+    expanded to its history and translated even for a Responses upstream;
+    otherwise only a Responses upstream gets the id (it may hold it).
     """
 
     def __init__(
@@ -70,6 +74,8 @@ class ClientRequest:
         call: ClientCall,
         path: str,
         headers: dict[str, str],
+        *,
+        stored: ResponseHistory | None = None,
         foreign_thinking: ForeignThinking = DEFAULT_FOREIGN_THINKING,
         server_tools: str = "warn",
     ) -> None:
@@ -78,15 +84,29 @@ class ClientRequest:
         self._headers = headers
         self._foreign_thinking = foreign_thinking
         self._server_tools = server_tools
+        self._stored = stored
         self._canonical: Request | None = None
-        self.warnings: dict[str, tuple[SanitizeWarning | str, ...]] = {}
+        self.warnings: dict[str, tuple[SanitizeWarning, ...]] = {}
+
+    @property
+    def expanded(self) -> bool:
+        """Whether the gateway itself holds the history the call continues."""
+        return isinstance(self._stored, Prefetched) and self._stored.stored is not None
 
     def canonical(self) -> Request:
         if self._canonical is None:
             try:
                 self._canonical = decode_request(
-                    self.call.body, self.call.api, path=self._path, headers=self._headers
+                    self.call.body,
+                    self.call.api,
+                    path=self._path,
+                    headers=self._headers,
+                    store=self._stored,
                 )
+            except UnknownResponse as exc:
+                raise GatewayError(
+                    400, str(exc), param="previous_response_id", code="previous_response_not_found"
+                ) from None
             except ValueError as exc:
                 message = str(exc)
                 field = message.split(":", 1)[0] if ":" in message else None
@@ -95,8 +115,15 @@ class ClientRequest:
 
     def for_upstream(self, up: Upstream) -> Outgoing:
         """What ``up`` is sent: the same request, or the translated one."""
-        if up.api == self.call.api:
+        if up.api == self.call.api and not self.expanded:
             return same_api_request(self.call, up, self._headers)
+        if up.api != self.call.api and "conversation" in self.call.body:
+            raise GatewayError(
+                400,
+                "conversation: stored conversations are not kept by this gateway; "
+                "send the history, or previous_response_id",
+                param="conversation",
+            )
         request = dataclasses.replace(
             self.canonical(), model=up.model or self.call.model, stream=self.call.stream
         )

@@ -14,20 +14,24 @@ answer ``decode_response`` then ``encode_response``).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import httpx
 
 from .._json import dumps_compact
 from ..codec import decode_response
 from ..encoder import encode_response
+from ..messages import AssistantMessage
 from .config import GatewayConfig, Route
 from .doors import ClientCall
 from .errors import GatewayError, upstream_message
 from .exchange import ClientGone, Exchange
 from .outgoing import ClientRequest
 from .relay import Passthrough, Relay
+from .state import new_response_id
+from .stored import StoredResponses
 from .translate import Translate
 from .upstream import Opened, open_first
 
@@ -37,17 +41,35 @@ __all__ = ["Proxy"]
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 
 
+#: Called with the final message once a stream's end has been read, before
+#: the client is sent that end (stored Responses are written then).
+Finish = Callable[[AssistantMessage], Awaitable[None]]
+
+
 class Proxy:
     """The front doors' request handler, sharing one HTTP client to upstreams."""
 
-    def __init__(self, config: GatewayConfig, client: Callable[[], httpx.AsyncClient]) -> None:
+    def __init__(
+        self,
+        config: GatewayConfig,
+        client: Callable[[], httpx.AsyncClient],
+        stored: StoredResponses | None = None,
+    ) -> None:
         self._config = config
         self._client = client
+        self._stored = stored or StoredResponses(None)
 
     async def handle(self, ex: Exchange, call: ClientCall) -> None:
         route = self._route(call)
+        responses = call.api == "openai-responses"
+        prefetched = await self._stored.prefetch(call.body) if responses else None
         request = ClientRequest(
-            call, ex.path, ex.headers, route.foreign_thinking, self._config.server_tools
+            call,
+            ex.path,
+            ex.headers,
+            stored=prefetched,
+            foreign_thinking=route.foreign_thinking,
+            server_tools=self._config.server_tools,
         )
         opened = await open_first(self._client(), route.upstreams, request.for_upstream)
         up = opened.upstream
@@ -59,11 +81,33 @@ class Proxy:
             raise GatewayError(502, f"upstream {up.name} answered with a redirect (not followed)")
         if status >= 400:
             raise GatewayError(status, upstream_message(opened.first, status))
+        answer = _Answer(call, up.api != call.api, int(time.time()))
+        keep = responses and self._stored.keeps(call.body)
+        finish = self._finisher(call, request, answer) if keep else None
         if call.stream:
-            relay, content_type = _relay(call, opened)
-            await _stream(ex, opened, relay, content_type)
+            relay, content_type = _relay(call, opened, answer)
+            await _stream(ex, opened, relay, content_type, finish)
         else:
-            await _whole(ex, call, opened)
+            await _whole(ex, call, opened, answer, finish)
+
+    def _finisher(self, call: ClientCall, request: ClientRequest, answer: _Answer) -> Finish:
+        """Keep a finished Responses answer (``store`` true) under the id the client sees."""
+
+        async def finish(message: AssistantMessage) -> None:
+            try:
+                canonical = request.canonical()
+            except GatewayError:  # an id only the upstream holds: its history is not here
+                return
+            await self._stored.keep(
+                call.body,
+                canonical,
+                message,
+                response_id=answer.response_id,
+                model=call.model,
+                created=answer.created,
+            )
+
+        return finish
 
     def _route(self, call: ClientCall) -> Route:
         route = self._config.route(call.model)
@@ -72,7 +116,17 @@ class Proxy:
         return route
 
 
-def _relay(call: ClientCall, opened: Opened) -> tuple[Relay, str]:
+class _Answer:
+    """What the client's answer is labelled with: the time, and for a
+    translated Responses answer the gateway's own unguessable id."""
+
+    def __init__(self, call: ClientCall, translated: bool, created: int) -> None:
+        self.created = created
+        self.request = call.body if call.api == "openai-responses" else None
+        self.response_id = new_response_id() if translated and self.request is not None else None
+
+
+def _relay(call: ClientCall, opened: Opened, answer: _Answer) -> tuple[Relay, str]:
     """The relay for this pair of APIs, and the content type the client gets."""
     up = opened.upstream
     model = up.model or call.model
@@ -86,12 +140,16 @@ def _relay(call: ClientCall, opened: Opened) -> tuple[Relay, str]:
         client_model=call.model,
         provider=up.provider,
         sse=call.sse,
-        created=int(time.time()),
+        created=answer.created,
+        response_id=answer.response_id,
+        request=answer.request,
     )
     return relay, "text/event-stream" if call.sse else "application/json"
 
 
-async def _whole(ex: Exchange, call: ClientCall, opened: Opened) -> None:
+async def _whole(
+    ex: Exchange, call: ClientCall, opened: Opened, answer: _Answer, finish: Finish | None
+) -> None:
     """A non-streaming answer: forwarded as it is, or decoded and encoded again.
     The upstream's host is its issuer, as for a stream, so the next turn
     returns its reasoning state to it."""
@@ -108,17 +166,18 @@ async def _whole(ex: Exchange, call: ClientCall, opened: Opened) -> None:
             502, f"upstream {up.name} answered with a body that is not JSON"
         ) from None
     ex.record.count(message.usage)
+    if finish is not None:
+        await finish(message)
     if up.api == call.api:
         content_type = str(opened.response.headers.get("content-type", "application/json"))
-        await _respond(ex, content_type, bytes(body))
+        await ex.respond(200, content_type, bytes(body))
         return
-    out = encode_response(message, call.api, model=call.model, created=int(time.time()))
-    await _respond(ex, "application/json", dumps_compact(out).encode())
-
-
-async def _respond(ex: Exchange, content_type: str, body: bytes) -> None:
-    await ex.start(200, content_type, {"content-length": str(len(body))})
-    await ex.write(body, more=False)
+    if answer.response_id is not None:
+        message = dataclasses.replace(message, response_id=answer.response_id)
+    out = encode_response(
+        message, call.api, model=call.model, created=answer.created, request=answer.request
+    )
+    await ex.respond(200, "application/json", dumps_compact(out).encode())
 
 
 async def _read_rest(opened: Opened, limit: int) -> bytes:
@@ -133,9 +192,11 @@ async def _read_rest(opened: Opened, limit: int) -> bytes:
     return bytes(buf)
 
 
-async def _stream(ex: Exchange, opened: Opened, relay: Relay, content_type: str) -> None:
+async def _stream(
+    ex: Exchange, opened: Opened, relay: Relay, content_type: str, finish: Finish | None
+) -> None:
     """Relay the stream until it ends or the client goes; the upstream is closed either way."""
-    pump = asyncio.create_task(_pump(ex, opened, relay, content_type))
+    pump = asyncio.create_task(_pump(ex, opened, relay, content_type, finish))
     gone = asyncio.create_task(ex.wait_disconnect())
     try:
         await asyncio.wait({pump, gone}, return_when=asyncio.FIRST_COMPLETED)
@@ -152,16 +213,21 @@ async def _stream(ex: Exchange, opened: Opened, relay: Relay, content_type: str)
         raise error
 
 
-async def _pump(ex: Exchange, opened: Opened, relay: Relay, content_type: str) -> None:
+async def _pump(
+    ex: Exchange, opened: Opened, relay: Relay, content_type: str, finish: Finish | None
+) -> None:
     out = relay.feed(opened.first)
+    finish = await _finish_once(relay, finish)
     await ex.start(200, content_type, {"cache-control": "no-cache"})
     await ex.write(out)
     try:
         async for chunk in opened.rest:
             data = relay.feed(chunk)
+            finish = await _finish_once(relay, finish)
             if data:
                 await ex.write(data)
         tail = relay.close()
+        finish = await _finish_once(relay, finish)
     except httpx.TimeoutException:
         tail = relay.fail("the upstream stopped sending before the stream ended")
         ex.record.error = "upstream_timeout"
@@ -169,3 +235,11 @@ async def _pump(ex: Exchange, opened: Opened, relay: Relay, content_type: str) -
         tail = relay.fail("the upstream connection broke before the stream ended")
         ex.record.error = "upstream_broke"
     await ex.write(tail, more=False)
+
+
+async def _finish_once(relay: Relay, finish: Finish | None) -> Finish | None:
+    """Run ``finish`` once the relay has read the stream's end (None: done already)."""
+    if finish is not None and relay.closed:
+        await finish(relay.message)
+        return None
+    return finish

@@ -35,6 +35,11 @@ class Relay(Protocol):
     @property
     def message(self) -> AssistantMessage: ...
 
+    @property
+    def closed(self) -> bool:
+        """Whether the stream's terminal event has been read."""
+        ...
+
 
 class Passthrough:
     """Forward the upstream's bytes unchanged; normalize them on the side.
@@ -55,6 +60,10 @@ class Passthrough:
     @property
     def message(self) -> AssistantMessage:
         return self._normalizer.message
+
+    @property
+    def closed(self) -> bool:
+        return self._normalizer.closed
 
     def feed(self, chunk: bytes) -> bytes:
         self._normalizer.feed(chunk)

@@ -8,13 +8,18 @@ sans-IO and linear in the bytes, so the relay is too.
 The normalizer records the *upstream's* api, host and model on the message,
 so that the encoder wraps the upstream's opaque reasoning state in an
 envelope naming its issuer (encoding.md §9); the client gets back the model
-name it asked for.
+name it asked for. ``response_id`` and ``request`` (the client's body) go to
+the encoder: a Responses client gets the gateway's own id and an object that
+echoes its request.
 
 A Gemini client that streams without ``alt=sse`` expects one JSON array
 rather than SSE; ``JsonArray`` reframes the encoder's events into it.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 from ..apis import resolve_api
 from ..encoder import StreamEncoder
@@ -58,18 +63,29 @@ class Translate:
         provider: str | None,
         sse: bool,
         created: int,
+        response_id: str | None = None,
+        request: Mapping[str, Any] | None = None,
     ) -> None:
         self._normalizer = StreamNormalizer(
             resolve_api(upstream_api), model=upstream_model, provider=provider
         )
         self._encoder = StreamEncoder(
-            client_api, model=client_model, created=created, provider=provider
+            client_api,
+            model=client_model,
+            created=created,
+            provider=provider,
+            response_id=response_id,
+            request=request,
         )
         self._array = JsonArray() if client_api == "google-generative-ai" and not sse else None
 
     @property
     def message(self) -> AssistantMessage:
         return self._normalizer.message
+
+    @property
+    def closed(self) -> bool:
+        return self._normalizer.closed
 
     def _encode(self, events: list[Event]) -> bytes:
         out = b"".join(self._encoder.feed(event) for event in events)

@@ -16,6 +16,7 @@ call may be added without an id, so its source id survives.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..._json import loads
@@ -39,6 +40,7 @@ from ..wire_writer import (
     issuer_of,
     turn_signatures,
 )
+from .response import resource_fields
 
 __all__ = ["ResponsesEncoder", "encode_response"]
 
@@ -190,20 +192,22 @@ def response_body(
     created: int,
     output: list[dict[str, Any]],
     message: AssistantMessage | None,
+    request: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The ``response`` object: in progress (``message`` None) or terminal."""
+    """The ``response`` object: in progress (``message`` None) or terminal.
+    ``request`` (the client's Responses body) gives the options it echoes."""
     body: dict[str, Any] = {
         "id": response_id,
         "object": "response",
         "created_at": created,
+        "completed_at": None,
         "model": model,
         "status": "in_progress",
         "output": output,
         "error": None,
         "incomplete_details": None,
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
-        "tools": [],
+        "usage": None,
+        **resource_fields(request),
     }
     if message is not None:
         if message.stop_reason in (StopReason.ERROR, StopReason.ABORTED):
@@ -212,6 +216,7 @@ def response_body(
         else:
             status, reason = status_of(message)
             body["status"] = status
+            body["completed_at"] = created if status == "completed" else None
             if reason is not None:
                 body["incomplete_details"] = {"reason": reason}
         body["usage"] = wire_usage(message.usage)
@@ -219,9 +224,14 @@ def response_body(
 
 
 def encode_response(
-    message: AssistantMessage, *, model: str | None = None, created: int = 0
+    message: AssistantMessage,
+    *,
+    model: str | None = None,
+    created: int = 0,
+    request: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The non-streaming ``response`` (encoding.md §4.3)."""
+    """The non-streaming ``response`` (encoding.md §4.3); ``request`` is the
+    client's Responses body, whose options the object echoes."""
     source = message.response_id
     if source and (message.api == API or source.startswith("resp_")):
         response_id = source
@@ -238,7 +248,9 @@ def encode_response(
     carrier = items.turn_carrier(placed, len(output))
     if carrier is not None:
         output.append(carrier)
-    return response_body(response_id, model or message.model or "", created, output, message)
+    return response_body(
+        response_id, model or message.model or "", created, output, message, request
+    )
 
 
 class _Item:
@@ -258,8 +270,9 @@ class ResponsesEncoder(WireEncoder):
     api = API
     id_prefix = "resp_"
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, *, request: Mapping[str, Any] | None = None, **options: Any) -> None:
         super().__init__(**options)
+        self._request = request
         self._sequence = 0
         self._items: dict[int, _Item] = {}  # canonical index → item
         self._next = 0
@@ -286,6 +299,7 @@ class ResponsesEncoder(WireEncoder):
             self.created,
             output if message else [],
             message,
+            self._request,
         )
 
     def on_start(self) -> bytes:

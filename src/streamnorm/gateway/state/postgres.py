@@ -1,0 +1,107 @@
+"""The response store of a gateway on several hosts: one PostgreSQL database.
+
+Selected by a ``postgresql://`` URL in the configuration; needs the
+``postgres`` extra (psycopg 3). The table is created on first use. Each
+write is one short transaction; concurrent writers on any number of hosts
+are serialized by PostgreSQL's row locks, so none loses a response. Within a
+process one connection serves every thread, one call at a time, and is
+opened again if the server dropped it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from .base import ResponseStore, Retention, StoredResponse
+
+__all__ = ["PostgresStore"]
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS streamnorm_responses ("
+    "seq BIGSERIAL, id TEXT PRIMARY KEY, created_at BIGINT NOT NULL, size BIGINT NOT NULL, "
+    "data BYTEA NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS streamnorm_responses_created "
+    "ON streamnorm_responses (created_at, seq)",
+)
+
+
+class PostgresStore(ResponseStore):
+    """Stored responses in the PostgreSQL database at ``url``."""
+
+    def __init__(self, url: str, retention: Retention | None = None) -> None:
+        super().__init__(retention)
+        try:
+            import psycopg
+        except ImportError:
+            raise ValueError(
+                "a postgresql:// store needs psycopg: pip install 'streamnorm[postgres]'"
+            ) from None
+        self._psycopg: Any = psycopg
+        self._url = url
+        self._conn: Any = None
+        self._lock = threading.Lock()
+
+    def _connect(self) -> Any:
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            conn = self._psycopg.connect(self._url, autocommit=True)
+            with conn.transaction():
+                # One creator at a time: concurrent CREATE ... IF NOT EXISTS can collide.
+                conn.execute("SELECT pg_advisory_xact_lock(7316021)")
+                for statement in _SCHEMA:
+                    conn.execute(statement)
+            self._conn = conn
+        return self._conn
+
+    def _save(self, response: StoredResponse) -> None:
+        data = response.to_json()
+        with self._lock:
+            self._connect().execute(
+                "INSERT INTO streamnorm_responses (id, created_at, size, data) "
+                "VALUES (%s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET "
+                "created_at = EXCLUDED.created_at, size = EXCLUDED.size, data = EXCLUDED.data",
+                (response.id, response.created_at, len(data), data),
+            )
+
+    def _load(self, response_id: str, not_before: int) -> bytes | None:
+        with self._lock:
+            row = (
+                self._connect()
+                .execute(
+                    "SELECT data FROM streamnorm_responses WHERE id = %s AND created_at >= %s",
+                    (response_id, not_before),
+                )
+                .fetchone()
+            )
+        return None if row is None else bytes(row[0])
+
+    def delete(self, response_id: str) -> bool:
+        with self._lock:
+            cur = self._connect().execute(
+                "DELETE FROM streamnorm_responses WHERE id = %s", (response_id,)
+            )
+            return bool(cur.rowcount)
+
+    def prune(self) -> int:
+        cutoff = int(time.time()) - self.retention.ttl_seconds
+        with self._lock:
+            conn = self._connect()
+            with conn.transaction():
+                gone = conn.execute(
+                    "DELETE FROM streamnorm_responses WHERE created_at < %s", (cutoff,)
+                ).rowcount
+                # Keep the newest rows whose running total of bytes fits the limit.
+                over = conn.execute(
+                    "DELETE FROM streamnorm_responses WHERE id IN (SELECT id FROM ("
+                    "SELECT id, SUM(size) OVER (ORDER BY created_at DESC, seq DESC) AS kept "
+                    "FROM streamnorm_responses) newest WHERE kept > %s)",
+                    (self.retention.max_bytes,),
+                ).rowcount
+        return int(gone) + int(over)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
