@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .upstream import FINAL_TEXT, TOOL_OUTPUT, Exchange, ScriptedUpstream
+from .upstream import FINAL_TEXT, TOOL_OUTPUT, Exchange, ScriptedUpstream, base64_form
 
 HERE = Path(__file__).resolve().parent
 NODE_DIR = HERE / "node"
@@ -218,7 +218,7 @@ def _state(call: Exchange, final: Exchange, returns_state: bool, problems: list[
     if not call.issued:
         problems.append("the upstream issued no reasoning state in turn 1 (the request asked for none)")
         return "none issued"
-    sent = set(_strings(final.body))
+    sent = {base64_form(value) for value in _strings(final.body)}
     kept = [value for value in call.issued if value in sent]
     if len(kept) == len(call.issued):
         return "kept"

@@ -60,6 +60,18 @@ TOOL_ARGUMENTS: dict[str, JSON] = {
 }
 
 
+def base64_form(value: str) -> str:
+    """The standard base64 spelling of a base64 value written in either alphabet.
+
+    Gemini's ``thoughtSignature`` is a bytes field: its JSON form is base64 and
+    the API reads the URL-safe alphabet as well (the google-genai SDK sends
+    back what it received in that alphabet), so the bytes are what must come
+    back unchanged. The other APIs' state is never written with ``-`` or ``_``
+    by this upstream, so the mapping leaves theirs as it is.
+    """
+    return value.replace("-", "+").replace("_", "/")
+
+
 class Refusal(Exception):
     """A request the real API refuses: HTTP ``status`` with ``message``."""
 
@@ -141,6 +153,7 @@ class ScriptedUpstream:
 
     def check_state(self, value: str, where: str, thinking: str | None = None) -> None:
         """Refuse state the upstream did not issue, or issued for other thinking."""
+        value = base64_form(value)
         if value not in self.issued:
             raise Refusal(f"{where}: invalid signature: not issued by this model (altered or foreign)")
         if thinking is not None and self.thinking_of[value] != thinking:
