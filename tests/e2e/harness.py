@@ -62,7 +62,7 @@ def free_port() -> int:
 def _toml_config(upstream_url: str, api: str) -> str:
     model = UPSTREAMS[api][1]
     return (
-        '[gateway]\nkeys_env = "E2E_GATEWAY_KEYS"\n\n'
+        '[gateway]\nkeys_env = "E2E_GATEWAY_KEYS"\nlog_content = true\n\n'
         f'[upstreams.scripted]\napi = "{api}"\nbase_url = "{upstream_url}"\n'
         f'api_key_env = "E2E_UPSTREAM_KEY"\nmodel = "{model}"\ntimeout = 60\n\n'
         '[[routes]]\nmodels = ["*"]\nupstreams = ["scripted"]\n'

@@ -207,7 +207,7 @@ LITELLM_MODES: dict[str, tuple[str, str, dict[str, Any]]] = {
         {"thinking": {"type": "enabled", "budget_tokens": 2048}, "max_tokens": 4096},
     ),
     "chat": ("openai/gpt-5", "/v1", {"reasoning_effort": "low"}),
-    "google": ("gemini/gemini-2.5-flash", "", {"reasoning_effort": "low"}),
+    "google": ("gemini/gemini-2.5-flash", "/v1beta", {"reasoning_effort": "low"}),
 }
 
 

@@ -23,7 +23,9 @@ const PROVIDERS = {
   }),
   "openai-responses": (url) => ({
     model: createOpenAI({ baseURL: `${url}/v1`, apiKey: KEY }).responses("gpt-5"),
-    providerOptions: { openai: { reasoningEffort: "low", reasoningSummary: "auto" } },
+    // store: false sends reasoning items back whole (with their encrypted content)
+    // instead of item references, which the gateway cannot resolve.
+    providerOptions: { openai: { reasoningEffort: "low", reasoningSummary: "auto", store: false } },
   }),
   "openai-chat": (url) => ({
     model: createOpenAI({ baseURL: `${url}/v1`, apiKey: KEY }).chat("gpt-5"),
