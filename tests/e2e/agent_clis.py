@@ -29,7 +29,7 @@ def claude_code(gateway_url: str, home: Path) -> Launch:
         DISABLE_ERROR_REPORTING="1",
         MAX_THINKING_TOKENS="4096",
     )
-    command = [str(NODE_BIN / "claude"), "-p", PROMPT, "--model", "claude-sonnet-4-5"]
+    command = [str(NODE_BIN / "claude"), "-p", PROMPT, "--model", "claude-sonnet-4-6"]
     command += ["--allowedTools", "Bash", "--output-format", "text"]
     return command, env
 

@@ -22,4 +22,3 @@ def pytest_terminal_summary(terminalreporter: TerminalReporter) -> None:
         terminalreporter.write_line(f"{cell:<48} {outcome:<8} {state!s:<13} {seconds:>6}")
     total = sum(float(row[3]) for row in rows)
     terminalreporter.write_line(f"{len(rows)} cells, {total:.1f} s in the clients")
-

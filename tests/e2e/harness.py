@@ -44,7 +44,7 @@ CELL_TIMEOUT = 90
 
 #: The upstream APIs, their short names in cell ids and the model each serves.
 UPSTREAMS = {
-    "anthropic-messages": ("anthropic", "claude-sonnet-4-5"),
+    "anthropic-messages": ("anthropic", "claude-sonnet-4-6"),
     "openai-responses": ("responses", "gpt-5"),
     "openai-completions": ("chat", "deepseek-reasoner"),
     "google-generative-ai": ("gemini", "gemini-3-pro-preview"),
@@ -107,10 +107,12 @@ def _wait_healthy(gateway: Gateway) -> None:
     while time.monotonic() < deadline:
         if gateway.proc.poll() is not None:
             raise RuntimeError("the gateway exited: " + gateway.log.read_text())
-        with contextlib.suppress(OSError):
-            with urllib.request.urlopen(gateway.url + "/healthz", timeout=1) as answer:
-                if answer.status == 200:
-                    return
+        with (
+            contextlib.suppress(OSError),
+            urllib.request.urlopen(gateway.url + "/healthz", timeout=1) as answer,
+        ):
+            if answer.status == 200:
+                return
         time.sleep(0.1)
     raise RuntimeError("the gateway did not become healthy: " + gateway.log.read_text())
 
@@ -180,19 +182,13 @@ def _strings(value: Any) -> Iterator[str]:
 def _turns(exchanges: list[Exchange]) -> tuple[Exchange | None, Exchange | None]:
     call = next((e for e in exchanges if e.kind == "call"), None)
     final = next(
-        (
-            e
-            for e in exchanges
-            if e.kind == "final" and TOOL_OUTPUT in json.dumps(e.body)
-        ),
+        (e for e in exchanges if e.kind == "final" and TOOL_OUTPUT in json.dumps(e.body)),
         None,
     )
     return call, final
 
 
-def judge(
-    cell: str, run: Run, exchanges: list[Exchange], api: str, returns_state: bool
-) -> Verdict:
+def judge(cell: str, run: Run, exchanges: list[Exchange], api: str, returns_state: bool) -> Verdict:
     """The verdict of a cell from the client's run and the upstream's records."""
     verdict = Verdict(cell, run.seconds)
     problems = verdict.problems
@@ -210,13 +206,17 @@ def judge(
     if call is not None and final is not None and api in STATEFUL:
         verdict.state = _state(call, final, returns_state, problems)
     if problems:
-        problems.append(f"client output tail: {run.output[-600:]!r} stderr tail: {run.stderr[-900:]!r}")
+        problems.append(
+            f"client output tail: {run.output[-600:]!r} stderr tail: {run.stderr[-900:]!r}"
+        )
     return verdict
 
 
 def _state(call: Exchange, final: Exchange, returns_state: bool, problems: list[str]) -> str:
     if not call.issued:
-        problems.append("the upstream issued no reasoning state in turn 1 (the request asked for none)")
+        problems.append(
+            "the upstream issued no reasoning state in turn 1 (the request asked for none)"
+        )
         return "none issued"
     sent = {base64_form(value) for value in _strings(final.body)}
     kept = [value for value in call.issued if value in sent]
@@ -224,7 +224,8 @@ def _state(call: Exchange, final: Exchange, returns_state: bool, problems: list[
         return "kept"
     if returns_state:
         problems.append(
-            f"turn 2 lost {len(call.issued) - len(kept)} of {len(call.issued)} reasoning states of turn 1"
+            f"turn 2 lost {len(call.issued) - len(kept)} of {len(call.issued)} "
+            "reasoning states of turn 1"
         )
     return "not returned"
 

@@ -43,15 +43,26 @@ CLIENTS = (
     Client("gemini-cli", "cli", "gemini-cli", "", "google-generative-ai", STREAM_ONLY),
     Client("aisdk-anthropic", "aisdk", "aisdk", "anthropic", "anthropic-messages"),
     Client("aisdk-responses", "aisdk", "aisdk", "openai-responses", "openai-responses"),
-    Client("aisdk-chat", "aisdk", "aisdk", "openai-chat", "openai-completions", returns_state=False),
+    Client(
+        "aisdk-chat", "aisdk", "aisdk", "openai-chat", "openai-completions", returns_state=False
+    ),
     Client("aisdk-google", "aisdk", "aisdk", "google", "google-generative-ai"),
     Client("agents-responses", "python", "agents", "responses", "openai-responses"),
     Client("agents-chat", "python", "agents", "chat", "openai-completions", returns_state=False),
-    Client("langchain-chat", "python", "langchain", "chat", "openai-completions", returns_state=False),
+    Client(
+        "langchain-chat", "python", "langchain", "chat", "openai-completions", returns_state=False
+    ),
     Client("langchain-responses", "python", "langchain", "responses", "openai-responses"),
     Client("langchain-anthropic", "python", "langchain", "anthropic", "anthropic-messages"),
     Client("langchain-google", "python", "langchain", "google", "google-generative-ai"),
-    Client("pydantic-ai-chat", "python", "pydantic-ai", "chat", "openai-completions", returns_state=False),
+    Client(
+        "pydantic-ai-chat",
+        "python",
+        "pydantic-ai",
+        "chat",
+        "openai-completions",
+        returns_state=False,
+    ),
     Client("pydantic-ai-responses", "python", "pydantic-ai", "responses", "openai-responses"),
     Client("pydantic-ai-anthropic", "python", "pydantic-ai", "anthropic", "anthropic-messages"),
     Client("pydantic-ai-google", "python", "pydantic-ai", "google", "google-generative-ai"),

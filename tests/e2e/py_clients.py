@@ -99,13 +99,9 @@ def _langchain_model(gateway: str, mode: str) -> Any:
     if mode == "anthropic":
         from langchain_anthropic import ChatAnthropic
 
-        return ChatAnthropic(
-            model_name="claude-sonnet-4-5",
-            base_url=gateway,
-            api_key=KEY,
-            max_tokens_to_sample=4096,
-            thinking={"type": "enabled", "budget_tokens": 2048},
-        )
+        anthropic: dict[str, Any] = {"model_name": "claude-sonnet-4-6", "base_url": gateway}
+        anthropic.update(api_key=KEY, max_tokens_to_sample=4096)
+        return ChatAnthropic(**anthropic, thinking={"type": "enabled", "budget_tokens": 2048})
     if mode == "google":
         from langchain_google_genai import ChatGoogleGenerativeAI
 
@@ -118,15 +114,11 @@ def _langchain_model(gateway: str, mode: str) -> Any:
         )
     from langchain_openai import ChatOpenAI
 
+    openai: dict[str, Any] = {"model": "gpt-5", "base_url": gateway + "/v1", "api_key": KEY}
     if mode == "responses":
-        return ChatOpenAI(
-            model="gpt-5",
-            base_url=gateway + "/v1",
-            api_key=KEY,
-            use_responses_api=True,
-            reasoning={"effort": "low", "summary": "auto"},
-        )
-    return ChatOpenAI(model="gpt-5", base_url=gateway + "/v1", api_key=KEY, reasoning_effort="low")
+        reasoning = {"effort": "low", "summary": "auto"}
+        return ChatOpenAI(**openai, use_responses_api=True, reasoning=reasoning)
+    return ChatOpenAI(**openai, reasoning_effort="low")
 
 
 async def _langchain_turn(model: Any, messages: list[Any], stream: bool) -> Any:
@@ -163,7 +155,7 @@ def _pydantic_ai_model(gateway: str, mode: str) -> Any:
         from pydantic_ai.providers.anthropic import AnthropicProvider
 
         return AnthropicModel(
-            "claude-sonnet-4-5", provider=AnthropicProvider(base_url=gateway, api_key=KEY)
+            "claude-sonnet-4-6", provider=AnthropicProvider(base_url=gateway, api_key=KEY)
         )
     if mode == "google":
         from pydantic_ai.models.google import GoogleModel
@@ -202,7 +194,7 @@ async def run_pydantic_ai(gateway: str, mode: str, stream: bool) -> str:
 #: litellm's model name, base URL suffix and reasoning arguments per mode.
 LITELLM_MODES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "anthropic": (
-        "anthropic/claude-sonnet-4-5",
+        "anthropic/claude-sonnet-4-6",
         "",
         {"thinking": {"type": "enabled", "budget_tokens": 2048}, "max_tokens": 4096},
     ),
@@ -217,11 +209,11 @@ async def _litellm_turn(messages: list[Any], mode: str, gateway: str, stream: bo
     model, suffix, extra = LITELLM_MODES[mode]
     arguments = dict(extra, model=model, api_base=gateway + suffix, api_key=KEY)
     arguments.update(messages=messages, tools=[PROBE_SCHEMA], stream=stream)
-    response = await litellm.acompletion(**arguments)
-    if not stream:
-        return response.choices[0].message
-    chunks = [chunk async for chunk in response]
-    return litellm.stream_chunk_builder(chunks, messages=messages).choices[0].message
+    response: Any = await litellm.acompletion(**arguments)
+    if stream:
+        chunks = [chunk async for chunk in response]
+        response = litellm.stream_chunk_builder(chunks, messages=messages)
+    return response.choices[0].message
 
 
 async def run_litellm(gateway: str, mode: str, stream: bool) -> str:

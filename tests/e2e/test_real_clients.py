@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -29,8 +29,14 @@ from .runners import run_batch, run_cli_cell, verdict_of
 
 pytestmark = pytest.mark.xdist_group("e2e")
 
-PYTHON_CLIENTS = ("agents", "langchain_openai", "langchain_anthropic", "langchain_google_genai")
-PYTHON_CLIENTS += ("pydantic_ai", "litellm")
+PYTHON_CLIENTS = (
+    "agents",
+    "langchain_openai",
+    "langchain_anthropic",
+    "langchain_google_genai",
+    "pydantic_ai",
+    "litellm",
+)
 NODE_CLIENTS = ("claude", "codex", "gemini")
 
 F1 = "#27 finding 1: Codex's leading developer messages are refused cross-API"
@@ -42,7 +48,9 @@ F7 = "#27 finding 7: a non-streaming cross-API answer loses its issuer"
 
 #: The clients that send reasoning state back, other than the Responses ones.
 NON_RESPONSES = "(claude-code|gemini-cli|aisdk-anthropic|aisdk-google|langchain-anthropic|"
-NON_RESPONSES += "langchain-google|pydantic-ai-anthropic|pydantic-ai-google|litellm-anthropic|litellm-google)"
+NON_RESPONSES += (
+    "langchain-google|pydantic-ai-anthropic|pydantic-ai-google|litellm-anthropic|litellm-google)"
+)
 LIBRARIES = "(aisdk|langchain|pydantic-ai|litellm)"
 
 #: Cells that fail today because of a #27 finding: a cell-name pattern (the
@@ -104,7 +112,7 @@ def _param(cell: Cell) -> object:
 
 
 @pytest.mark.parametrize("cell", [_param(cell) for cell in CELLS])
-def test_cell(cell: Cell, matrix: Matrix, record_property: pytest.RecordProperty) -> None:
+def test_cell(cell: Cell, matrix: Matrix, record_property: Callable[[str, object], None]) -> None:
     run = matrix.run(cell)
     verdict = verdict_of(matrix.stack, cell, run)
     record_property("e2e_seconds", round(verdict.seconds, 2))

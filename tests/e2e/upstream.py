@@ -155,7 +155,9 @@ class ScriptedUpstream:
         """Refuse state the upstream did not issue, or issued for other thinking."""
         value = base64_form(value)
         if value not in self.issued:
-            raise Refusal(f"{where}: invalid signature: not issued by this model (altered or foreign)")
+            raise Refusal(
+                f"{where}: invalid signature: not issued by this model (altered or foreign)"
+            )
         if thinking is not None and self.thinking_of[value] != thinking:
             raise Refusal(f"{where}: the thinking text does not match its signature")
 

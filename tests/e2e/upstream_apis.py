@@ -56,7 +56,9 @@ def _check_anthropic_thinking(body: JSON) -> bool:
         return thinking.get("type") == "adaptive"
     budget = thinking.get("budget_tokens")
     if not isinstance(budget, int) or budget < 1024:
-        raise Refusal("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024")
+        raise Refusal(
+            "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+        )
     if budget >= int(body.get("max_tokens") or 0):
         raise Refusal(
             "`max_tokens` must be greater than `thinking.budget_tokens`. "
@@ -87,7 +89,10 @@ def _check_anthropic_messages(up: ScriptedUpstream, messages: list[JSON], thinki
         blocks = _anthropic_blocks(message)
         for j, block in enumerate(blocks):
             _check_anthropic_block(up, block, f"messages.{i}.content.{j}")
-            if block.get("type") == "tool_result" and block.get("tool_use_id") not in previous_calls:
+            if (
+                block.get("type") == "tool_result"
+                and block.get("tool_use_id") not in previous_calls
+            ):
                 raise Refusal(
                     f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` "
                     f"blocks: {block.get('tool_use_id')}. Each `tool_result` block must have a "
@@ -173,10 +178,18 @@ def _anthropic_block_events(index: int, block: JSON) -> list[bytes]:
     else:
         start = {"type": "text", "text": ""}
         deltas = [{"type": "text_delta", "text": block["text"]}]
-    events = [sse("content_block_start", {"type": "content_block_start", "index": index, "content_block": start})]
+    events = [
+        sse(
+            "content_block_start",
+            {"type": "content_block_start", "index": index, "content_block": start},
+        )
+    ]
     for delta in deltas:
         events.append(
-            sse("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
+            sse(
+                "content_block_delta",
+                {"type": "content_block_delta", "index": index, "delta": delta},
+            )
         )
     events.append(sse("content_block_stop", {"type": "content_block_stop", "index": index}))
     return events
@@ -212,7 +225,9 @@ def _responses_items(body: JSON) -> list[JSON]:
     return [i for i in items or [] if isinstance(i, dict)]
 
 
-def _check_responses_item(up: ScriptedUpstream, item: JSON, i: int, store: bool, calls: set[str]) -> None:
+def _check_responses_item(
+    up: ScriptedUpstream, item: JSON, i: int, store: bool, calls: set[str]
+) -> None:
     kind = item.get("type")
     if kind == "reasoning":
         if item.get("encrypted_content") is not None:
@@ -318,18 +333,40 @@ def _responses_item_events(index: int, item: JSON) -> list[JSON]:
     ids = {"item_id": item["id"], "output_index": index}
     if kind == "reasoning":
         added = {k: v for k, v in item.items() if k != "encrypted_content"}
-        events: list[JSON] = [{"type": "response.output_item.added", "output_index": index, "item": dict(added, summary=[])}]
+        events: list[JSON] = [
+            {
+                "type": "response.output_item.added",
+                "output_index": index,
+                "item": dict(added, summary=[]),
+            }
+        ]
         for s, part in enumerate(item["summary"]):
             empty = dict(part, text="")
             events += [
-                dict(ids, type="response.reasoning_summary_part.added", summary_index=s, part=empty),
-                dict(ids, type="response.reasoning_summary_text.delta", summary_index=s, delta=part["text"]),
-                dict(ids, type="response.reasoning_summary_text.done", summary_index=s, text=part["text"]),
+                dict(
+                    ids, type="response.reasoning_summary_part.added", summary_index=s, part=empty
+                ),
+                dict(
+                    ids,
+                    type="response.reasoning_summary_text.delta",
+                    summary_index=s,
+                    delta=part["text"],
+                ),
+                dict(
+                    ids,
+                    type="response.reasoning_summary_text.done",
+                    summary_index=s,
+                    text=part["text"],
+                ),
                 dict(ids, type="response.reasoning_summary_part.done", summary_index=s, part=part),
             ]
     elif kind == "function_call":
         events = [
-            {"type": "response.output_item.added", "output_index": index, "item": dict(item, arguments="", status="in_progress")},
+            {
+                "type": "response.output_item.added",
+                "output_index": index,
+                "item": dict(item, arguments="", status="in_progress"),
+            },
             dict(ids, type="response.function_call_arguments.delta", delta=item["arguments"]),
             dict(ids, type="response.function_call_arguments.done", arguments=item["arguments"]),
         ]
@@ -337,7 +374,11 @@ def _responses_item_events(index: int, item: JSON) -> list[JSON]:
         part = item["content"][0]
         at = dict(ids, content_index=0)
         events = [
-            {"type": "response.output_item.added", "output_index": index, "item": dict(item, content=[], status="in_progress")},
+            {
+                "type": "response.output_item.added",
+                "output_index": index,
+                "item": dict(item, content=[], status="in_progress"),
+            },
             dict(at, type="response.content_part.added", part=dict(part, text="")),
             dict(at, type="response.output_text.delta", delta=part["text"], logprobs=[]),
             dict(at, type="response.output_text.done", text=part["text"], logprobs=[]),
@@ -400,7 +441,14 @@ def handle_chat(up: ScriptedUpstream, path: str, body: JSON, ex: Exchange) -> An
         choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
         return Answer(body=dict(head, object="chat.completion", choices=[choice], usage=usage))
     with_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-    return Answer(events=_chat_events(dict(head, object="chat.completion.chunk"), message, finish, usage if with_usage else None))
+    return Answer(
+        events=_chat_events(
+            dict(head, object="chat.completion.chunk"),
+            message,
+            finish,
+            usage if with_usage else None,
+        )
+    )
 
 
 def _chat_events(head: JSON, message: JSON, finish: str, usage: JSON | None) -> list[bytes]:
@@ -415,7 +463,15 @@ def _chat_events(head: JSON, message: JSON, finish: str, usage: JSON | None) -> 
         events.append(chunk({"content": message["content"]}))
     for n, call in enumerate(message.get("tool_calls") or []):
         opening = {"name": call["function"]["name"], "arguments": ""}
-        events.append(chunk({"tool_calls": [{"index": n, "id": call["id"], "type": "function", "function": opening}]}))
+        events.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {"index": n, "id": call["id"], "type": "function", "function": opening}
+                    ]
+                }
+            )
+        )
         args = {"arguments": call["function"]["arguments"]}
         events.append(chunk({"tool_calls": [{"index": n, "function": args}]}))
     events.append(chunk({}, finish))
@@ -429,13 +485,22 @@ def _chat_events(head: JSON, message: JSON, finish: str, usage: JSON | None) -> 
 
 #: The values Gemini documents for a function call whose signature another model
 #: or an edited history could not keep: it accepts them and skips the check.
-GEMINI_SKIP_SIGNATURES = ("skip_thought_signature_validator", "context_engineering_is_the_way_to_go")
-GEMINI_PATH = re.compile(r"^/v1(?:beta|alpha)?/models/([^/:?]+):(streamGenerateContent|generateContent)")
+GEMINI_SKIP_SIGNATURES = (
+    "skip_thought_signature_validator",
+    "context_engineering_is_the_way_to_go",
+)
+GEMINI_PATH = re.compile(
+    r"^/v1(?:beta|alpha)?/models/([^/:?]+):(streamGenerateContent|generateContent)"
+)
 
 
 def _check_gemini_contents(up: ScriptedUpstream, contents: list[JSON], gemini3: bool) -> None:
     last_user_text = max(
-        (i for i, c in enumerate(contents) if c.get("role") != "model" and any("text" in p for p in c.get("parts") or [])),
+        (
+            i
+            for i, c in enumerate(contents)
+            if c.get("role") != "model" and any("text" in p for p in c.get("parts") or [])
+        ),
         default=-1,
     )
     previous_calls = 0
@@ -444,7 +509,9 @@ def _check_gemini_contents(up: ScriptedUpstream, contents: list[JSON], gemini3: 
         for j, part in enumerate(parts):
             signature = part.get("thoughtSignature") or part.get("thought_signature")
             if signature is not None and signature not in GEMINI_SKIP_SIGNATURES:
-                up.check_state(str(signature), f"contents[{i}].parts[{j}]: Corrupted thought signature")
+                up.check_state(
+                    str(signature), f"contents[{i}].parts[{j}]: Corrupted thought signature"
+                )
         responses = sum(1 for p in parts if "functionResponse" in p or "function_response" in p)
         if responses and not previous_calls:
             raise Refusal(
@@ -479,10 +546,14 @@ def handle_gemini(up: ScriptedUpstream, path: str, body: JSON, ex: Exchange) -> 
     contents = [c for c in body.get("contents") or [] if isinstance(c, dict)]
     _check_gemini_contents(up, contents, model.startswith("gemini-3"))
     last = contents[-1].get("parts") or [] if contents else []
-    results = [json.dumps(p.get("functionResponse") or p.get("function_response")) for p in last if "functionResponse" in p or "function_response" in p]
+    results = [
+        json.dumps(p.get("functionResponse") or p.get("function_response"))
+        for p in last
+        if "functionResponse" in p or "function_response" in p
+    ]
     turn = choose_turn(_gemini_tools(body), results or None, up)
     ex.kind = turn.kind
-    config = (body.get("generationConfig") or body.get("generation_config") or {})
+    config = body.get("generationConfig") or body.get("generation_config") or {}
     thinking = config.get("thinkingConfig") or config.get("thinking_config") or {}
     parts: list[JSON] = []
     if thinking.get("includeThoughts") or thinking.get("include_thoughts"):
@@ -490,7 +561,12 @@ def handle_gemini(up: ScriptedUpstream, path: str, body: JSON, ex: Exchange) -> 
     signature = up.issue("gemini", "")
     ex.issued.append(signature)
     if turn.kind == "call":
-        parts.append({"functionCall": {"name": turn.tool, "args": turn.arguments}, "thoughtSignature": signature})
+        parts.append(
+            {
+                "functionCall": {"name": turn.tool, "args": turn.arguments},
+                "thoughtSignature": signature,
+            }
+        )
     else:
         parts.append({"text": turn.text, "thoughtSignature": signature})
     usage = {
@@ -507,7 +583,9 @@ def handle_gemini(up: ScriptedUpstream, path: str, body: JSON, ex: Exchange) -> 
     chunks = []
     if len(parts) > 1:
         first = {"content": {"role": "model", "parts": parts[:1]}, "index": 0}
-        chunks.append(dict(head, candidates=[first], usageMetadata=dict(usage, candidatesTokenCount=0)))
+        chunks.append(
+            dict(head, candidates=[first], usageMetadata=dict(usage, candidatesTokenCount=0))
+        )
         candidate = dict(candidate, content={"role": "model", "parts": parts[1:]})
     chunks.append(dict(head, candidates=[candidate], usageMetadata=usage))
     if "alt=sse" in path:
@@ -528,4 +606,3 @@ def route(path: str) -> tuple[str, Handler, bool] | None:
     if match:
         return "google-generative-ai", handle_gemini, match.group(2) == "streamGenerateContent"
     return None
-

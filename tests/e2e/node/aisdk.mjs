@@ -17,7 +17,7 @@ const PROMPT = "Call the e2e_probe tool with text 'tool-ran', then tell me what 
 // Each provider: its model and the options that ask for reasoning.
 const PROVIDERS = {
   anthropic: (url) => ({
-    model: createAnthropic({ baseURL: `${url}/v1`, apiKey: KEY })("claude-sonnet-4-5"),
+    model: createAnthropic({ baseURL: `${url}/v1`, apiKey: KEY })("claude-sonnet-4-6"),
     providerOptions: { anthropic: { thinking: { type: "enabled", budgetTokens: 2048 } } },
     maxOutputTokens: 4096,
   }),
