@@ -27,7 +27,6 @@ def claude_code(gateway_url: str, home: Path) -> Launch:
         DISABLE_AUTOUPDATER="1",
         DISABLE_TELEMETRY="1",
         DISABLE_ERROR_REPORTING="1",
-        MAX_THINKING_TOKENS="4096",
     )
     command = [str(NODE_BIN / "claude"), "-p", PROMPT, "--model", "claude-sonnet-4-6"]
     command += ["--allowedTools", "Bash", "--output-format", "text"]

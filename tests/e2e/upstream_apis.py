@@ -132,9 +132,12 @@ def handle_anthropic(up: ScriptedUpstream, path: str, body: JSON, ex: Exchange) 
     ex.kind = turn.kind
     content: list[JSON] = []
     if thinking and turn.kind == "call":
-        signature = up.issue("anthropic", THINKING)
+        # display "omitted": the block comes without its text, the signature still signs it.
+        omitted = (body.get("thinking") or {}).get("display") == "omitted"
+        text = "" if omitted else THINKING
+        signature = up.issue("anthropic", text)
         ex.issued.append(signature)
-        content.append({"type": "thinking", "thinking": THINKING, "signature": signature})
+        content.append({"type": "thinking", "thinking": text, "signature": signature})
     if turn.kind == "call":
         content.append(
             {
