@@ -39,6 +39,8 @@ NODE_BIN = NODE_DIR / "node_modules" / ".bin"
 PROMPT = "Run the shell tool to print the e2e marker, then tell me what it printed."
 CLIENT_KEY = "e2e-client-key-4f1d"
 UPSTREAM_KEY = "e2e-upstream-key-9c2a"
+#: A proxy address nothing listens on (the discard port).
+DEAD_PROXY = "http://127.0.0.1:9"
 #: Seconds one client run may take before the cell fails.
 CELL_TIMEOUT = 90
 
@@ -262,7 +264,7 @@ def mark_cell(upstream: ScriptedUpstream, cell: str) -> None:
 
 
 def base_env(home: Path) -> dict[str, str]:
-    """A clean environment: a temp HOME, no proxies, no keys of the machine."""
+    """A clean environment: a temp HOME, no keys of the machine, no way out."""
     keep = ("PATH", "LANG", "LC_ALL", "TERM", "SYSTEMROOT", "PYTHONPYCACHEPREFIX")
     env = {k: v for k, v in os.environ.items() if k in keep}
     env.update(
@@ -270,6 +272,10 @@ def base_env(home: Path) -> dict[str, str]:
         XDG_CONFIG_HOME=str(home / ".config"),
         XDG_CACHE_HOME=str(home / ".cache"),
         TMPDIR=str(home / "tmp"),
+        # Anything a client tries to reach beyond 127.0.0.1 meets a closed port.
+        HTTP_PROXY=DEAD_PROXY,
+        HTTPS_PROXY=DEAD_PROXY,
+        ALL_PROXY=DEAD_PROXY,
         NO_PROXY="127.0.0.1,localhost",
         NO_COLOR="1",
         CI="1",
