@@ -39,31 +39,24 @@ PYTHON_CLIENTS = (
 )
 NODE_CLIENTS = ("claude", "codex", "gemini")
 
-F1 = "#27 finding 1: Codex's leading developer messages are refused cross-API"
 F2 = "#27 finding 2: claude -p prints nothing when the turn ends in a signature carrier"
 F4 = "#27 finding 4: Gemini clients lose the signature the gateway puts on a separate thought part"
 F5 = "#27 finding 5: the Gemini thinking budget reaches Anthropic unchecked"
 F6 = "#27 finding 6: the gateway never asks a Responses upstream for encrypted reasoning"
-F7 = "#27 finding 7: a non-streaming cross-API answer loses its issuer"
 
 #: The clients that send reasoning state back, other than the Responses ones.
 NON_RESPONSES = "(claude-code|gemini-cli|aisdk-anthropic|aisdk-google|langchain-anthropic|"
 NON_RESPONSES += (
     "langchain-google|pydantic-ai-anthropic|pydantic-ai-google|litellm-anthropic|litellm-google)"
 )
-LIBRARIES = "(aisdk|langchain|pydantic-ai|litellm)"
 
 #: Cells that fail today because of a #27 finding: a cell-name pattern (the
 #: whole name) and the finding. Each entry goes when its finding's fix lands.
 EXPECTED_FAILURES: tuple[tuple[str, str], ...] = (
-    ("codex-stream-via-(anthropic|chat|gemini)", F1),
     ("claude-code-stream-via-(responses|gemini)", F2),
-    ("(aisdk|litellm)-google-stream-via-anthropic", F4),
+    ("(aisdk|litellm)-google-stream-via-anthropic|litellm-google-whole-via-anthropic", F4),
     ("gemini-cli-stream-via-anthropic", F5),
     (NON_RESPONSES + "-(stream|whole)-via-responses", F6),
-    ("(aisdk|agents|langchain|pydantic-ai)-responses-whole-via-(anthropic|gemini)", F7),
-    (LIBRARIES + "-anthropic-whole-via-(gemini|responses)", F7),
-    (LIBRARIES + "-google-whole-via-(anthropic|responses)", F7),
 )
 
 
