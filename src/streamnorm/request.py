@@ -252,12 +252,15 @@ class Request:
 @dataclass(frozen=True, slots=True)
 class WireRequest:
     """An encoded request: ``path`` is relative to the api's base URL and
-    includes the query; ``headers`` are the non-secret headers the api needs."""
+    includes the query; ``headers`` are the non-secret headers the api needs;
+    ``warnings`` say what the encoder changed or left out of what the request
+    asked (a reasoning budget clamped to the target model's range …)."""
 
     method: str
     path: str
     headers: Mapping[str, str]
     body: Mapping[str, Any]
+    warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -265,11 +268,18 @@ class WireRequest:
             "path": self.path,
             "headers": dict(self.headers),
             "body": dict(self.body),
+            "warnings": list(self.warnings),
         }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> WireRequest:
-        return cls(d["method"], d["path"], dict(d.get("headers") or {}), dict(d["body"]))
+        return cls(
+            d["method"],
+            d["path"],
+            dict(d.get("headers") or {}),
+            dict(d["body"]),
+            tuple(d.get("warnings") or ()),
+        )
 
 
 def _plain(extra: Extra | None) -> dict[str, Any] | None:

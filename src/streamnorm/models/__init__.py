@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from .catalog import (
     ModelInfo,
-    PriceTier,
     Prices,
+    PriceTier,
     clear_overrides,
     default_max_tokens,
     model_info,

@@ -40,7 +40,9 @@ DEFAULT_MAX_TOKENS_CAP = 32000
 UNKNOWN_MAX_TOKENS = 4096
 
 _DATED = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
-_BEDROCK = re.compile(r"^(?:[a-z]{2,4}\.)?(?:anthropic|amazon|meta|openai|google)\.(.+?)(?:-v\d+(?::\d+)?)?$")
+_BEDROCK = re.compile(
+    r"^(?:[a-z]{2,4}\.)?(?:anthropic|amazon|meta|openai|google)\.(.+?)(?:-v\d+(?::\d+)?)?$"
+)
 _PROVIDER_NAMES = {"vertex": "google", "gemini": "google", "bedrock": "anthropic"}
 
 

@@ -33,7 +33,9 @@ class CostBreakdown:
     source: str | None = None
 
 
-def usage_cost(usage: Usage, model: str | None, provider: str | None = None) -> CostBreakdown | None:
+def usage_cost(
+    usage: Usage, model: str | None, provider: str | None = None
+) -> CostBreakdown | None:
     """The cost of ``usage`` on ``model`` at ``provider``; ``None`` — not 0 —
     when the usage was not reported or a price it needs is unknown."""
     if not usage.reported:
@@ -53,9 +55,17 @@ def usage_cost(usage: Usage, model: str | None, provider: str | None = None) -> 
     )
     if any(p is None for p in parts):
         return None
-    values = [p or 0.0 for p in parts]
+    input_, cached, written, output, thought = (p or 0.0 for p in parts)
     return CostBreakdown(
-        *values, total=sum(values), model=info.model, as_of=prices.as_of, source=prices.source
+        input=input_,
+        cached_input=cached,
+        cache_write=written,
+        output=output,
+        reasoning=thought,
+        total=input_ + cached + written + output + thought,
+        model=info.model,
+        as_of=prices.as_of,
+        source=prices.source,
     )
 
 

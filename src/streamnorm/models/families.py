@@ -151,6 +151,16 @@ _RULES: tuple[tuple[re.Pattern[str], FamilyRule], ...] = tuple(
             FamilyRule("gpt-4", _fixed(ReasoningSpec("none")), 128000, 16384, ("text", "image")),
         ),
         (
+            r"gpt-5\.1-codex-max",
+            FamilyRule(
+                "gpt-5.1-codex-max",
+                _fixed(ReasoningSpec("effort", efforts=("none", "low", "medium", "high", "xhigh"))),
+                400000,
+                128000,
+                ("text", "image"),
+            ),
+        ),
+        (
             r"gpt-5\.1",
             FamilyRule(
                 "gpt-5.1",
@@ -164,9 +174,7 @@ _RULES: tuple[tuple[re.Pattern[str], FamilyRule], ...] = tuple(
             r"gpt-5\.\d",
             FamilyRule(
                 "gpt-5.2",
-                _fixed(
-                    ReasoningSpec("effort", efforts=("none", "low", "medium", "high", "xhigh"))
-                ),
+                _fixed(ReasoningSpec("effort", efforts=("none", "low", "medium", "high", "xhigh"))),
                 400000,
                 128000,
                 ("text", "image"),

@@ -21,7 +21,7 @@ from .families import EFFORT_ORDER, ReasoningSpec
 if TYPE_CHECKING:
     from ..request import Reasoning
 
-__all__ = ["EFFORT_BUDGETS", "ReasoningPlan", "plan_reasoning"]
+__all__ = ["EFFORT_BUDGETS", "ReasoningPlan", "effort_for_budget", "plan_reasoning"]
 
 #: The budget an effort level becomes on a model that takes only budgets.
 EFFORT_BUDGETS = {
@@ -51,6 +51,15 @@ class ReasoningPlan:
     max_tokens: int | None = None
     show_thoughts: bool = False
     warnings: tuple[str, ...] = ()
+
+    def effort_level(self) -> str | None:
+        """The plan as an OpenAI effort level: off is ``none``, a budget
+        the level :func:`effort_for_budget` gives; None to send none."""
+        if self.kind == "off":
+            return "none"
+        if self.kind == "budget" and self.budget is not None:
+            return effort_for_budget(self.budget)
+        return self.effort if self.kind == "effort" else None
 
 
 def _intent(reasoning: Reasoning) -> tuple[str, int | str | None]:
@@ -189,14 +198,15 @@ def _effort_model(
         notes.append(f"{model} takes no reasoning setting: {kind} {value} not sent")
         return ReasoningPlan("omit")
     if kind == "budget":
-        effort = _effort_for(int(value or 0))
+        effort = effort_for_budget(int(value or 0))
         notes.append(f"budget_tokens {value} sent as effort {effort!r}")
         return ReasoningPlan("effort", effort=_nearest(effort, spec.efforts, notes, model))
     return ReasoningPlan("effort", effort=_nearest(str(value), spec.efforts, notes, model))
 
 
-def _effort_for(budget: int) -> str:
-    """requests.md §7: up to 2048 low, up to 16384 medium, else high."""
+def effort_for_budget(budget: int) -> str:
+    """The documented heuristic from a token budget to an effort level
+    (requests.md §7): up to 2048 low, up to 16384 medium, else high."""
     if budget <= 2048:
         return "low"
     return "medium" if budget <= 16384 else "high"

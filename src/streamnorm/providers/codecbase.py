@@ -41,7 +41,6 @@ __all__ = [
     "data_url",
     "deep_merge",
     "drive",
-    "effort_for_budget",
     "embedded_json",
     "extra_for",
     "fail",
@@ -146,14 +145,6 @@ def extra_for(extra: Extra | None, api: str) -> dict[str, Any]:
         return {}
     mine = extra.get(api)
     return deep_merge({}, mine) if mine else {}
-
-
-def effort_for_budget(budget: int) -> str:
-    """The documented heuristic from a token budget to an effort level
-    (requests.md §7): up to 2048 low, up to 16384 medium, else high."""
-    if budget <= 2048:
-        return "low"
-    return "medium" if budget <= 16384 else "high"
 
 
 def arguments_text(call: ToolCallBlock) -> str:

@@ -30,6 +30,8 @@ from ...messages import (
     UserContent,
     UserMessage,
 )
+from ...models.catalog import model_info
+from ...models.reasoning import ReasoningPlan, plan_reasoning
 from ...request import (
     TOOL_CHOICE_MODES,
     ProviderTool,
@@ -45,7 +47,6 @@ from ..codecbase import (
     arguments_text,
     data_url,
     deep_merge,
-    effort_for_budget,
     embedded_json,
     extra_for,
     fail,
@@ -194,14 +195,6 @@ def _tool(tool: Tool | ProviderTool) -> dict[str, Any]:
     return {"type": "function", "function": deep_merge(function, extra_for(tool.extra, API))}
 
 
-def _reasoning_effort(reasoning: Reasoning) -> str | None:
-    if not reasoning.enabled:
-        return "none"
-    if reasoning.effort is None and reasoning.budget_tokens is not None:
-        return effort_for_budget(reasoning.budget_tokens)
-    return reasoning.effort
-
-
 def _format(fmt: ResponseFormat) -> dict[str, Any]:
     if fmt.type != "json_schema":
         return {"type": fmt.type}
@@ -213,7 +206,9 @@ def _format(fmt: ResponseFormat) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": schema}
 
 
-def _options(request: Request, provider: str | None, extra: dict[str, Any]) -> dict[str, Any]:
+def _options(
+    request: Request, provider: str | None, extra: dict[str, Any], plan: ReasoningPlan | None
+) -> dict[str, Any]:
     body: dict[str, Any] = {}
     if request.max_tokens is not None:
         # A legacy ``max_tokens`` the client sent (kept in extra) names the
@@ -226,8 +221,8 @@ def _options(request: Request, provider: str | None, extra: dict[str, Any]) -> d
             body[key] = value
     if request.stop:
         body["stop"] = list(request.stop)
-    if request.reasoning is not None:
-        effort = _reasoning_effort(request.reasoning)
+    if plan is not None:
+        effort = plan.effort_level()
         if effort is not None:
             body["reasoning_effort"] = effort
     if request.response_format is not None:
@@ -264,10 +259,15 @@ def encode_request(
     if request.parallel_tool_calls is not None:
         body["parallel_tool_calls"] = request.parallel_tool_calls
     extra = extra_for(request.extra, API)
-    body.update(_options(request, provider, extra))
+    plan = None
+    if request.reasoning is not None:
+        info = model_info(request.model, provider)
+        plan = plan_reasoning(request.reasoning, request.max_tokens, info)
+    body.update(_options(request, provider, extra, plan))
     deep_merge(body, extra)
     headers = {"content-type": "application/json"}
-    return WireRequest("POST", "/v1/chat/completions", headers, body)
+    warnings = plan.warnings if plan is not None else ()
+    return WireRequest("POST", "/v1/chat/completions", headers, body, warnings)
 
 
 # ---------------------------------------------------------------------------

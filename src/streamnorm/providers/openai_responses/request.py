@@ -30,6 +30,8 @@ from ...messages import (
     UserContent,
     UserMessage,
 )
+from ...models.catalog import model_info
+from ...models.reasoning import ReasoningPlan, plan_reasoning
 from ...request import (
     TOOL_CHOICE_MODES,
     ProviderTool,
@@ -46,7 +48,6 @@ from ..codecbase import (
     arguments_text,
     data_url,
     deep_merge,
-    effort_for_budget,
     embedded_json,
     extra_for,
     fail,
@@ -60,6 +61,8 @@ from .wire import MESSAGE_PARTS, item_signature
 __all__ = ["decode_request", "encode_request", "validate_body"]
 
 API = "openai-responses"
+#: What ``include`` asks for to get reasoning back for the next turn.
+ENCRYPTED = "reasoning.encrypted_content"
 
 #: Item id prefixes the API checks (requests.md §9.2 rule 2).
 ID_PREFIXES = {"message": "msg_", "reasoning": "rs_", "function_call": "fc_"}
@@ -207,18 +210,36 @@ def _tool(tool: Tool | ProviderTool) -> dict[str, Any]:
     return deep_merge(out, extra_for(tool.extra, API))
 
 
-def _reasoning(reasoning: Reasoning) -> dict[str, Any]:
+def _reasoning(reasoning: Reasoning, plan: ReasoningPlan) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    effort = reasoning.effort
-    if not reasoning.enabled:
-        effort = "none"
-    elif effort is None and reasoning.budget_tokens is not None:
-        effort = effort_for_budget(reasoning.budget_tokens)
+    effort = plan.effort_level()
     if effort is not None:
         out["effort"] = effort
     if reasoning.summary is not None and reasoning.summary != "none":
         out["summary"] = reasoning.summary
     return out
+
+
+def _keep_reasoning(request: Request, messages: list[Message], body: dict[str, Any]) -> None:
+    """Ask for the reasoning items' encrypted content when the client wants
+    reasoning (or its history holds some): without it the next turn has
+    nothing to send back. ``store: false`` unless the client set ``store``
+    (a stored response keeps its reasoning server-side; docs/models.md)."""
+    wants = request.reasoning is not None and body.get("reasoning", {}).get("effort") != "none"
+    history = any(
+        isinstance(b, ThinkingBlock)
+        for m in messages
+        if isinstance(m, AssistantMessage)
+        for b in m.content
+    )
+    if not (wants or history):
+        return
+    include = body.get("include")
+    include = list(include) if isinstance(include, list) else []
+    if ENCRYPTED not in include:
+        include.append(ENCRYPTED)
+    body["include"] = include
+    body.setdefault("store", False)
 
 
 def _format(fmt: ResponseFormat) -> dict[str, Any]:
@@ -244,7 +265,11 @@ def encode_request(
     request: Request, messages: list[Message], provider: str | None = None
 ) -> WireRequest:
     """The Responses API request for ``request`` (``messages`` already sanitized)."""
-    del provider
+    plan = None
+    if request.reasoning is not None:
+        plan = plan_reasoning(
+            request.reasoning, request.max_tokens, model_info(request.model, provider)
+        )
     body: dict[str, Any] = {}
     if request.model is not None:
         body["model"] = request.model
@@ -267,8 +292,8 @@ def encode_request(
         body["temperature"] = request.temperature
     if request.top_p is not None:
         body["top_p"] = request.top_p
-    if request.reasoning is not None:
-        body["reasoning"] = _reasoning(request.reasoning)
+    if request.reasoning is not None and plan is not None and plan.kind != "omit":
+        body["reasoning"] = _reasoning(request.reasoning, plan)
     if request.response_format is not None:
         body["text"] = {"format": _format(request.response_format)}
     if request.metadata is not None:
@@ -276,7 +301,10 @@ def encode_request(
     if request.stream:
         body["stream"] = True
     deep_merge(body, extra_for(request.extra, API))
-    return WireRequest("POST", "/v1/responses", {"content-type": "application/json"}, body)
+    _keep_reasoning(request, messages, body)
+    warnings = plan.warnings if plan is not None else ()
+    headers = {"content-type": "application/json"}
+    return WireRequest("POST", "/v1/responses", headers, body, warnings)
 
 
 # ---------------------------------------------------------------------------
