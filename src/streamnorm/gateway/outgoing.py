@@ -19,6 +19,7 @@ import dataclasses
 
 from .._json import dumps_compact
 from ..codec import decode_request, encode_request
+from ..providers.openai_responses.request import with_reasoning_continuity
 from ..request import Request
 from .config import Upstream
 from .doors import PATH_MODEL, ClientCall
@@ -85,6 +86,8 @@ class ClientRequest:
         )
         if up.api == "google-generative-ai":
             _path_model(request.model or "")
+        if up.api == "openai-responses":
+            request = with_reasoning_continuity(request)
         try:
             wire = encode_request(request, up.api, provider=up.provider)
         except ValueError as exc:  # the request cannot be said in the upstream's API

@@ -25,8 +25,8 @@ __all__ = ["EFFORT_BUDGETS", "ReasoningPlan", "effort_for_budget", "plan_reasoni
 
 #: The budget an effort level becomes on a model that takes only budgets.
 EFFORT_BUDGETS = {
-    "minimal": 1024,
-    "low": 2048,
+    "minimal": 512,
+    "low": 1024,
     "medium": 8192,
     "high": 24576,
     "xhigh": 32768,

@@ -58,7 +58,7 @@ from ..codecbase import (
 )
 from .wire import MESSAGE_PARTS, item_signature
 
-__all__ = ["decode_request", "encode_request", "validate_body"]
+__all__ = ["decode_request", "encode_request", "validate_body", "with_reasoning_continuity"]
 
 API = "openai-responses"
 #: What ``include`` asks for to get reasoning back for the next turn.
@@ -220,26 +220,36 @@ def _reasoning(reasoning: Reasoning, plan: ReasoningPlan) -> dict[str, Any]:
     return out
 
 
-def _keep_reasoning(request: Request, messages: list[Message], body: dict[str, Any]) -> None:
-    """Ask for the reasoning items' encrypted content when the client wants
-    reasoning (or its history holds some): without it the next turn has
-    nothing to send back. ``store: false`` unless the client set ``store``
-    (a stored response keeps its reasoning server-side; docs/models.md)."""
-    wants = request.reasoning is not None and body.get("reasoning", {}).get("effort") != "none"
+def with_reasoning_continuity(request: Request) -> Request:
+    """``request`` asking a Responses upstream for its reasoning back.
+
+    A Responses upstream returns reasoning only in stored responses, or as
+    ``encrypted_content`` when ``include`` asks for it; a client of another
+    api (through the gateway) cannot ask, and without it the next turn has
+    nothing to send back. When the request reasons (or its history holds
+    reasoning), this adds ``include: ["reasoning.encrypted_content"]`` and
+    ``store: false`` to its Responses ``extra`` — ``store`` only when the
+    request does not set it (a stored response keeps its reasoning on the
+    server; docs/models.md). A Responses client's own body is not changed by
+    ``encode_request``: it chose what to include.
+    """
+    reasons = request.reasoning is not None and request.reasoning.enabled
     history = any(
         isinstance(b, ThinkingBlock)
-        for m in messages
+        for m in request.messages
         if isinstance(m, AssistantMessage)
         for b in m.content
     )
-    if not (wants or history):
-        return
-    include = body.get("include")
+    if not (reasons or history):
+        return request
+    mine = extra_for(request.extra, API)
+    include = mine.get("include")
     include = list(include) if isinstance(include, list) else []
     if ENCRYPTED not in include:
         include.append(ENCRYPTED)
-    body["include"] = include
-    body.setdefault("store", False)
+    mine["include"] = include
+    mine.setdefault("store", False)
+    return replace(request, extra={**(request.extra or {}), API: mine})
 
 
 def _format(fmt: ResponseFormat) -> dict[str, Any]:
@@ -301,7 +311,6 @@ def encode_request(
     if request.stream:
         body["stream"] = True
     deep_merge(body, extra_for(request.extra, API))
-    _keep_reasoning(request, messages, body)
     warnings = plan.warnings if plan is not None else ()
     headers = {"content-type": "application/json"}
     return WireRequest("POST", "/v1/responses", headers, body, warnings)
