@@ -63,7 +63,9 @@ class PriceTier:
 class Prices:
     """Prices in USD per million tokens, ``None`` where not known.
     ``reasoning`` is set only where reasoning is priced apart from output.
-    ``as_of`` dates the figures and ``source`` names where they come from."""
+    ``as_of`` dates the figures and ``source`` names where they come from;
+    ``corrected`` names the published page (and date) of a figure the
+    source had rounded."""
 
     input: float | None = None
     output: float | None = None
@@ -73,6 +75,7 @@ class Prices:
     tiers: tuple[PriceTier, ...] = ()
     as_of: str | None = None
     source: str | None = None
+    corrected: str | None = None
 
     def for_prompt(self, prompt_tokens: int) -> Prices:
         """The prices that apply to a prompt of ``prompt_tokens``."""

