@@ -43,6 +43,7 @@ _DATED = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
 _BEDROCK = re.compile(
     r"^(?:[a-z]{2,4}\.)?(?:anthropic|amazon|meta|openai|google)\.(.+?)(?:-v\d+(?::\d+)?)?$"
 )
+_ROUTED = re.compile(r"^(?:openai|anthropic|google)/")
 _PROVIDER_NAMES = {"vertex": "google", "gemini": "google", "bedrock": "anthropic"}
 
 
@@ -173,8 +174,9 @@ def _provider(provider: str | None) -> str | None:
 
 def _bare(model: str) -> str:
     """The catalog's spelling of a model name: no ``models/`` prefix, no
-    Bedrock region/vendor prefix or version suffix."""
-    name = model.removeprefix("models/").lower()
+    router's vendor prefix (``openai/o3``), no Bedrock region/vendor prefix
+    or version suffix."""
+    name = _ROUTED.sub("", model.removeprefix("models/").lower())
     bedrock = _BEDROCK.match(name)
     return bedrock.group(1) if bedrock else name
 

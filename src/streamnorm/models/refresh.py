@@ -23,9 +23,12 @@ MODELS: tuple[tuple[str, str], ...] = (
     *(
         ("anthropic", m)
         for m in (
+            "claude-3-haiku-20240307",
+            "claude-3-opus-20240229",
             "claude-3-5-sonnet-20240620",
             "claude-3-7-sonnet-20250219",
             "claude-sonnet-4-0",
+            "claude-sonnet-4-20250514",
             "claude-sonnet-4-5",
             "claude-sonnet-4-6",
             "claude-opus-4-1",
@@ -45,6 +48,7 @@ MODELS: tuple[tuple[str, str], ...] = (
             "gemini-3-flash-preview",
             "gemini-3-pro-preview",
             "gemini-3.1-pro-preview",
+            "gemini-3.5-flash",
         )
     ),
     *(
@@ -53,17 +57,23 @@ MODELS: tuple[tuple[str, str], ...] = (
             "gpt-4o",
             "gpt-4o-mini",
             "gpt-4.1",
+            "gpt-4.1-mini",
             "gpt-5",
             "gpt-5-mini",
             "gpt-5-nano",
             "gpt-5.1",
             "gpt-5.2",
+            "gpt-5.2-codex",
+            "gpt-5.4",
+            "gpt-5.5",
+            "gpt-5-codex",
             "o3",
             "o4-mini",
         )
     ),
     ("deepseek", "deepseek-chat"),
     ("deepseek", "deepseek-reasoner"),
+    ("deepseek", "deepseek-v4-flash"),
     ("mistral", "mistral-large-latest"),
     ("mistral", "mistral-small-latest"),
     ("mistral", "magistral-medium-latest"),
