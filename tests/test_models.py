@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -112,19 +113,20 @@ def test_usages_add_up() -> None:
     a = Usage.of(10, 5, 2, 1, 3)
     b = Usage.of(1, 1, 0, 0, 0)
     total = sum([a, b])
+    assert isinstance(total, Usage)
     assert total == Usage.of(11, 6, 2, 1, 3) and total.total_tokens == 20
-    assert (a + b).reported and sum([], Usage.of()) == Usage.of()
+    assert (a + b).reported and sum([a, b], Usage.of()) == total
 
 
 def test_a_total_with_an_unreported_part_is_not_reported() -> None:
     unknown = Usage(reported=False)
     assert not (Usage.of(1, 1) + unknown).reported
-    assert not sum([unknown]).reported
+    assert not sum([unknown], Usage.of()).reported
     assert Usage.from_dict(unknown.to_dict()).reported is False
 
 
 def chat_stream(usage: bool) -> bytes:
-    chunk = {"id": "c", "object": "chat.completion.chunk", "model": "gpt-4o-mini"}
+    chunk: dict[str, Any] = {"id": "c", "object": "chat.completion.chunk", "model": "gpt-4o-mini"}
     text = {**chunk, "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": None}]}
     stop = {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
     events = [text, stop]

@@ -24,7 +24,6 @@ from streamnorm import (
     validate_request_body,
     with_reasoning_continuity,
 )
-from streamnorm.messages import TextBlock
 
 HELLO = [{"role": "user", "content": "Say hi."}]
 
@@ -304,7 +303,7 @@ def test_codex_to_gemini_3_pro_takes_a_level_it_has() -> None:
 
 
 def request(model: str, **options: Any) -> Request:
-    return Request(model, (UserMessage([TextBlock("hi")]),), **options)
+    return Request(model, (UserMessage("hi"),), **options)
 
 
 def test_effort_on_a_budget_only_claude_is_a_budget() -> None:

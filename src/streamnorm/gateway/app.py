@@ -22,7 +22,7 @@ from .doors import find_door, parse_call, presented_keys
 from .errors import GatewayError, error_body, redact
 from .exchange import ClientGone, Exchange, Receive, Scope, Send
 from .proxy import Proxy
-from .telemetry import LOGGER, Metrics, RequestRecord
+from .telemetry import LOGGER, Metrics, RequestRecord, key_label
 from .upstream import Clients
 
 __all__ = ["Gateway", "create_app"]
@@ -40,6 +40,7 @@ class Gateway:
 
     def __init__(self, config: GatewayConfig) -> None:
         self.config = config
+        config.register_models()
         self.metrics = Metrics()
         self._secrets = config.secrets()
         self._clients = Clients()
@@ -95,7 +96,8 @@ class Gateway:
         door = find_door(ex.method, ex.path)
         if door is not None:
             ex.record.client_api = door.api
-            self._authorize(presented_keys(door.api, ex.headers, ex.query))
+            key = self._authorize(presented_keys(door.api, ex.headers, ex.query))
+            ex.record.client_key = key_label(key)
             if self._in_flight >= self.config.max_concurrency:
                 raise GatewayError(429, "the gateway is serving its maximum of concurrent requests")
             self._in_flight += 1
@@ -118,17 +120,21 @@ class Gateway:
         else:
             raise GatewayError(404, f"no endpoint {ex.method} {ex.path}")
 
-    def _authorize(self, presented: list[str]) -> None:
+    def _authorize(self, presented: list[str]) -> str | None:
+        """The configured key the client presented (None when the gateway
+        takes no keys); 401 when it presented none of them."""
         if not self.config.keys:
-            return
+            return None
         # compare_digest on every configured key: the time taken says nothing
         # about which key, or how much of one, matched.
-        ok = False
+        matched = None
         for key in presented:
             for expected in self.config.keys:
-                ok |= hmac.compare_digest(key.encode(), expected.encode())
-        if not ok:
+                if hmac.compare_digest(key.encode(), expected.encode()):
+                    matched = expected
+        if matched is None:
             raise GatewayError(401, "a valid gateway key is required")
+        return matched
 
     async def _models(self, ex: Exchange) -> None:
         anthropic = "anthropic-version" in ex.headers

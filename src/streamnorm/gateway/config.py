@@ -16,6 +16,15 @@ A TOML file (``gateway.toml``) holds three parts::
     models = ["claude-*"]
     upstreams = ["claude"]
 
+An optional fourth part overrides or adds to the model catalog
+(docs/models.md): limits, reasoning mode and prices of a model the bundled
+snapshot lacks or has wrong, applied when the app is built::
+
+    [models."house-model"]
+    max_output_tokens = 8000
+    prices = { input = 1.0, output = 2.0, as_of = "2026-01-01" }
+    reasoning = { mode = "effort", efforts = ["low", "high"] }
+
 Secrets never live in the file: it names the environment variables that hold
 them, read once when the app is built. A client's model picks a route by the
 first matching glob; the route's upstreams are tried in order. Every URL the
@@ -38,6 +47,7 @@ from urllib.parse import urlsplit
 
 from ..apis import APIS, resolve_spoken_api
 from ..integrations.hosts import provider_for_url
+from ..models import Prices, ReasoningSpec, override_model
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -101,7 +111,8 @@ class GatewayConfig:
     ``max_body_bytes`` bounds a request body (413 beyond it);
     ``max_concurrency`` bounds the requests one worker serves at once (429
     beyond it); ``log_content`` adds the request and response bodies to the
-    log line (off by default: content stays out of logs).
+    log line (off by default: content stays out of logs); ``models`` the
+    catalog overrides, by model name.
     """
 
     routes: tuple[Route, ...]
@@ -109,6 +120,12 @@ class GatewayConfig:
     max_body_bytes: int = 10 * 1024 * 1024
     max_concurrency: int = 256
     log_content: bool = False
+    models: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+
+    def register_models(self) -> None:
+        """Put the ``[models]`` overrides into the model catalog."""
+        for name, fields in self.models:
+            override_model(name, **fields)
 
     def route(self, model: str) -> Route | None:
         """The first route whose globs match ``model``; None: unknown model."""
@@ -143,7 +160,7 @@ def load_config(
 def parse_config(data: Mapping[str, Any], env: Mapping[str, str] | None = None) -> GatewayConfig:
     """Build a ``GatewayConfig`` from parsed TOML; ``env`` defaults to os.environ."""
     env = os.environ if env is None else env
-    _only(data, "", {"gateway", "upstreams", "routes"})
+    _only(data, "", {"gateway", "upstreams", "routes", "models"})
     gateway = _table(data, "gateway", "gateway")
     _only(gateway, "gateway.", {"keys_env", "max_body_bytes", "max_concurrency", "log_content"})
     ups_table = _table(data, "upstreams", "upstreams")
@@ -161,7 +178,36 @@ def parse_config(data: Mapping[str, Any], env: Mapping[str, str] | None = None) 
         max_body_bytes=_positive_int(gateway, "max_body_bytes", "gateway.", 10 * 1024 * 1024),
         max_concurrency=_positive_int(gateway, "max_concurrency", "gateway.", 256),
         log_content=_bool(gateway, "log_content", "gateway.", False),
+        models=tuple(
+            (name, _model(table, f"models.{name}."))
+            for name, table in _table(data, "models", "models").items()
+        ),
     )
+
+
+_MODEL_KEYS = {
+    "provider",
+    "context_window",
+    "max_output_tokens",
+    "input_modalities",
+    "family",
+    "as_of",
+}
+
+
+def _model(table: Any, where: str) -> Mapping[str, Any]:
+    """One ``[models."name"]`` table, checked: every key a catalog field,
+    prices and reasoning tables of known fields."""
+    if not isinstance(table, Mapping):
+        raise ValueError(f"{where[:-1]}: must be a table")
+    _only(table, where, _MODEL_KEYS | {"prices", "reasoning"})
+    for key in ("context_window", "max_output_tokens"):
+        if key in table:
+            _positive_int(table, key, where, 1)
+    for key, known in (("prices", Prices), ("reasoning", ReasoningSpec)):
+        sub = _table(table, key, f"{where}{key}")
+        _only(sub, f"{where}{key}.", set(known.__dataclass_fields__) - {"tiers"})
+    return dict(table)
 
 
 def _upstream(name: str, table: Mapping[str, Any], env: Mapping[str, str]) -> Upstream:

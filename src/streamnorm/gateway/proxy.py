@@ -50,6 +50,7 @@ class Proxy:
         opened = await open_first(self._client(), route.upstreams, request.for_upstream)
         up = opened.upstream
         ex.record.upstream, ex.record.upstream_api = up.name, up.api
+        ex.record.upstream_model, ex.record.provider = up.model or call.model, up.provider
         ex.record.attempts = opened.attempts
         status = opened.response.status_code
         if 300 <= status < 400:
