@@ -361,3 +361,17 @@ def test_a_responses_clients_body_is_not_changed_by_the_encoder() -> None:
     body = {"model": "gpt-5", "input": "hi", "reasoning": {"effort": "low"}}
     out = encode_request(decode_request(body, "openai-responses"), "openai-responses").body
     assert "include" not in out and "store" not in out
+
+
+@pytest.mark.parametrize(
+    ("api", "field"),
+    [("openai-completions", "max_tokens"), ("openai-responses", "max_output_tokens")],
+)
+def test_the_max_tokens_a_warning_names_is_the_one_sent(api: str, field: str) -> None:
+    wire = encode_request(
+        request("house-model", max_tokens=1000, reasoning=Reasoning(budget_tokens=3000)),
+        api,
+        provider="house",
+    )
+    assert wire.body[field] == 4000
+    assert any("max_tokens 1000 raised to 4000" in w for w in wire.warnings)

@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -143,7 +143,7 @@ def clear_overrides() -> None:
     model_info.cache_clear()
 
 
-@cache
+@lru_cache(maxsize=1024)  # bounded: the gateway looks up any name a client sends
 def model_info(model: str | None, provider: str | None = None) -> ModelInfo:
     """What the catalog knows of ``model`` at ``provider`` (a host name such
     as ``anthropic``, ``google``, ``openai``; None for any host)."""

@@ -210,12 +210,13 @@ def _options(
     request: Request, provider: str | None, extra: dict[str, Any], plan: ReasoningPlan | None
 ) -> dict[str, Any]:
     body: dict[str, Any] = {}
-    if request.max_tokens is not None:
+    max_tokens = plan.max_tokens if plan is not None else request.max_tokens
+    if max_tokens is not None:
         # A legacy ``max_tokens`` the client sent (kept in extra) names the
         # field; else OpenAI's own name for OpenAI, the legacy one elsewhere.
         legacy = "max_tokens" in extra or (provider or "openai").lower() not in OPENAI_HOSTS
         extra.pop("max_tokens", None)
-        body["max_tokens" if legacy else "max_completion_tokens"] = request.max_tokens
+        body["max_tokens" if legacy else "max_completion_tokens"] = max_tokens
     for key, value in (("temperature", request.temperature), ("top_p", request.top_p)):
         if value is not None:
             body[key] = value

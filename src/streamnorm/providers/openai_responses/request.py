@@ -296,8 +296,9 @@ def encode_request(
         )
     if request.parallel_tool_calls is not None:
         body["parallel_tool_calls"] = request.parallel_tool_calls
-    if request.max_tokens is not None:
-        body["max_output_tokens"] = request.max_tokens
+    max_tokens = plan.max_tokens if plan is not None else request.max_tokens
+    if max_tokens is not None:
+        body["max_output_tokens"] = max_tokens
     if request.temperature is not None:
         body["temperature"] = request.temperature
     if request.top_p is not None:
