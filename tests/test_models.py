@@ -65,7 +65,7 @@ def test_reasoning_modes() -> None:
 
 def test_unknown_models_fall_back_to_their_family_and_say_so() -> None:
     info = model_info("claude-sonnet-7")
-    assert info.fallback and info.source == "family" and info.family == "claude-adaptive"
+    assert info.fallback and info.source == "family" and info.family == "claude-adaptive-only"
     assert info.prices is None and info.max_output_tokens == 64000
     nothing = model_info("house-model")
     assert nothing.fallback and nothing.source == "unknown"

@@ -125,6 +125,17 @@ def test_claude_code_to_gpt5_takes_an_effort(target: str) -> None:
     assert any("31999" in w for w in warnings)
 
 
+def test_claude_code_to_a_claude_that_refuses_budgets_is_adaptive() -> None:
+    """Claude 4.7 and later refuse ``budget_tokens`` (Anthropic's extended
+    thinking page): the budget becomes adaptive thinking with its effort."""
+    body, warnings = translate(
+        CLAUDE_CODE, "anthropic-messages", "anthropic-messages", "claude-sonnet-5"
+    )
+    assert body["thinking"] == {"type": "adaptive"}
+    assert body["output_config"] == {"effort": "high"}
+    assert any("31999 sent as adaptive thinking" in w for w in warnings)
+
+
 def test_claude_code_to_a_model_without_reasoning_says_so() -> None:
     body, warnings = translate(CLAUDE_CODE, "anthropic-messages", "openai-responses", "gpt-4o")
     assert "reasoning" not in body

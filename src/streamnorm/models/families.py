@@ -59,8 +59,17 @@ def _claude_budget(limit: int | None) -> ReasoningSpec:
     return ReasoningSpec("budget", 1024, (limit or 64000) - 1)
 
 
+_CLAUDE_EFFORTS = ("low", "medium", "high", "max")
+
+
 def _claude_adaptive(limit: int | None) -> ReasoningSpec:
-    return ReasoningSpec("adaptive", 1024, (limit or 64000) - 1, ("low", "medium", "high", "max"))
+    """Claude 4.6: adaptive thinking, budgets still taken (deprecated)."""
+    return ReasoningSpec("adaptive", 1024, (limit or 64000) - 1, _CLAUDE_EFFORTS)
+
+
+def _claude_adaptive_only(limit: int | None) -> ReasoningSpec:
+    """Claude 4.7 and later refuse ``budget_tokens``: adaptive thinking only."""
+    return ReasoningSpec("adaptive", efforts=_CLAUDE_EFFORTS)
 
 
 def _fixed(spec: ReasoningSpec) -> Callable[[int | None], ReasoningSpec]:
@@ -77,7 +86,11 @@ _RULES: tuple[tuple[re.Pattern[str], FamilyRule], ...] = tuple(
     (re.compile(pattern), rule)
     for pattern, rule in (
         (
-            r"claude-(opus|sonnet)-(4-[6-9]|[5-9])",
+            r"claude-(opus|sonnet|haiku)-(4-[7-9]|[5-9])",
+            FamilyRule("claude-adaptive-only", _claude_adaptive_only, 200000, 64000, _CLAUDE_IO),
+        ),
+        (
+            r"claude-(opus|sonnet)-4-6",
             FamilyRule("claude-adaptive", _claude_adaptive, 200000, 64000, _CLAUDE_IO),
         ),
         (

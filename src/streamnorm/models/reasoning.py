@@ -173,10 +173,16 @@ def _budget_model(
 def _adaptive_model(
     kind: str, value: int | str | None, spec: ReasoningSpec, notes: list[str], model: str
 ) -> ReasoningPlan:
+    """Adaptive thinking; a budget where the model still takes one (no
+    budget range: it refuses budgets, so the budget's effort is sent)."""
+    if kind == "budget" and spec.budget_min is not None:
+        return ReasoningPlan("budget", budget=_clamp(int(value or 0), spec, notes, model))
+    if kind == "budget":
+        effort = effort_for_budget(int(value or 0))
+        notes.append(f"budget_tokens {value} sent as adaptive thinking, effort {effort!r}")
+        return ReasoningPlan("effort", effort=_nearest(effort, spec.efforts, notes, model))
     if kind == "effort":
         return ReasoningPlan("effort", effort=_nearest(str(value), spec.efforts, notes, model))
-    if kind == "budget":
-        return ReasoningPlan("budget", budget=_clamp(int(value or 0), spec, notes, model))
     return ReasoningPlan(kind)
 
 
