@@ -192,9 +192,13 @@ def test_cost_matches_published_prices(
 
 
 def test_long_prompts_take_the_upper_tier() -> None:
-    """Gemini 2.5 Pro above 200k prompt tokens: $2.50 in, $15 out (2025-06-17)."""
+    """Above 200k prompt tokens: Gemini 2.5 Pro $2.50 in, $15 out
+    (2025-06-17); Claude Sonnet 4.5 with the 1M context $6 in, $22.50 out,
+    $0.60 cache reads (2025-09-29)."""
     cost = Usage.of(250_000, 20_000).cost("gemini-2.5-pro", "google")
     assert cost is not None and cost.total == pytest.approx(0.625 + 0.3)
+    cost = Usage.of(150_000, 10_000, 100_000).cost("claude-sonnet-4-5", "anthropic")
+    assert cost is not None and cost.total == pytest.approx(0.9 + 0.225 + 0.06)
 
 
 def test_breakdown_parts() -> None:
@@ -202,7 +206,7 @@ def test_breakdown_parts() -> None:
     assert cost is not None
     assert (cost.input, cost.cached_input, cost.cache_write) == pytest.approx((0.30, 0.015, 0.0375))
     assert (cost.output, cost.reasoning) == pytest.approx((0.225, 0.075))
-    assert cost.source == "models.dev" and cost.as_of
+    assert cost.source == "genai-prices" and cost.as_of
 
 
 @pytest.mark.parametrize(

@@ -64,9 +64,7 @@ class PriceTier:
 class Prices:
     """Prices in USD per million tokens, ``None`` where not known.
     ``reasoning`` is set only where reasoning is priced apart from output.
-    ``as_of`` dates the figures and ``source`` names where they come from;
-    ``corrected`` names the published page (and date) of a figure the
-    source had rounded."""
+    ``as_of`` dates the figures and ``source`` names where they come from."""
 
     input: float | None = None
     output: float | None = None
@@ -76,7 +74,6 @@ class Prices:
     tiers: tuple[PriceTier, ...] = ()
     as_of: str | None = None
     source: str | None = None
-    corrected: str | None = None
 
     def for_prompt(self, prompt_tokens: int) -> Prices:
         """The prices that apply to a prompt of ``prompt_tokens``."""

