@@ -726,3 +726,18 @@ def test_an_unknown_models_cost_is_null_and_counted_unpriced(url: str) -> None:
         f'client_key="{key_label(GATEWAY_KEY)}",model="anthropic-messages.text-basic",'
         'upstream="anthropic"}'
     ) in text
+
+
+def test_a_responses_upstream_is_asked_for_encrypted_reasoning(
+    url: str, fake: FakeUpstream
+) -> None:
+    """An Anthropic client with thinking on, through a Responses upstream:
+    the upstream request asks for the reasoning back (#27 finding 6)."""
+    model = "openai-responses.reasoning-encrypted-function-call"
+    body = {**body_for("anthropic-messages", model), "max_tokens": 2048}
+    body["thinking"] = {"type": "enabled", "budget_tokens": 1024}
+    fake.clear()
+    assert post(url, "anthropic-messages", model, json=body).status_code == 200
+    [sent] = fake.requests_for(model)
+    assert sent.body["include"] == ["reasoning.encrypted_content"]
+    assert sent.body["store"] is False

@@ -21,6 +21,7 @@ from streamnorm import (
     UserMessage,
     decode_request,
     encode_request,
+    model_info,
     validate_request_body,
     with_reasoning_continuity,
 )
@@ -386,3 +387,63 @@ def test_the_max_tokens_a_warning_names_is_the_one_sent(api: str, field: str) ->
     )
     assert wire.body[field] == 4000
     assert any("max_tokens 1000 raised to 4000" in w for w in wire.warnings)
+
+
+# ---------------------------------------------------------------------------
+# Every client body to every target api: a body the target's rules accept
+
+CHAT_CLIENT: dict[str, Any] = {
+    "model": "gpt-5",
+    "messages": [{"role": "user", "content": "Say hi."}],
+    "reasoning_effort": "high",
+    "stream": True,
+    "stream_options": {"include_usage": True},
+}
+SOURCES = {
+    "claude-code": (CLAUDE_CODE, "anthropic-messages", None),
+    "gemini-cli-8192": (gemini_cli(8192), "google-generative-ai", GEMINI_PATH),
+    "gemini-cli-dynamic": (gemini_cli(-1), "google-generative-ai", GEMINI_PATH),
+    "gemini-cli-off": (gemini_cli(0), "google-generative-ai", GEMINI_PATH),
+    "codex": (codex(), "openai-responses", None),
+    "chat": (CHAT_CLIENT, "openai-completions", None),
+}
+TARGETS = {
+    "anthropic-messages": ("claude-sonnet-4-5", "claude-opus-4-6", "claude-haiku-4-5"),
+    "google-generative-ai": ("gemini-2.5-flash", "gemini-2.5-pro", "gemini-3-pro-preview"),
+    "openai-responses": ("gpt-5", "gpt-5.1", "o4-mini"),
+    "openai-completions": ("gpt-5", "o4-mini", "gpt-4o"),
+}
+
+
+@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize("target", TARGETS)
+def test_every_pair_gives_values_the_target_model_takes(source: str, target: str) -> None:
+    body, api, path = SOURCES[source]
+    for model in TARGETS[target]:
+        out, _ = translate(body, api, target, model, path)
+        assert validate_request_body(out, target) == [], (source, model)
+        info = model_info(model, None)
+        spec = info.reasoning
+        if target == "anthropic-messages":
+            thinking = out.get("thinking", {})
+            if thinking.get("type") == "enabled":
+                assert 1024 <= thinking["budget_tokens"] < out["max_tokens"], model
+                assert out["max_tokens"] <= (info.max_output_tokens or 0), model
+            assert thinking.get("type") != "adaptive" or spec.mode == "adaptive", model
+        elif target == "google-generative-ai":
+            config = out["generationConfig"].get("thinkingConfig", {})
+            budget = config.get("thinkingBudget")
+            if budget not in (None, -1, 0):
+                assert spec.budget_min is not None and spec.budget_max is not None
+                assert spec.budget_min <= budget <= spec.budget_max, model
+            if budget == 0:
+                assert spec.can_disable, model
+            level = config.get("thinkingLevel")
+            assert level is None or level.lower() in spec.efforts, model
+        else:
+            effort = (
+                out.get("reasoning", {}).get("effort")
+                if target == "openai-responses"
+                else out.get("reasoning_effort")
+            )
+            assert effort is None or effort in spec.efforts, model
