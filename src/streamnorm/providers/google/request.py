@@ -65,9 +65,6 @@ _MODES_BACK = {v: k for k, v in _MODES.items()}
 #: Schema ``Type`` in the order of its proto numbers (``enum-encoding=int``).
 _TYPES = ("TYPE_UNSPECIFIED", "STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT", "NULL")
 
-#: Thinking budgets for an effort level on models that take only a budget
-#: (Gemini 2.x); the documented heuristic of requests.md §7, inverted.
-
 _MODEL_PATH = re.compile(r"(?:^|/)((?:tuned)?[mM]odels/[^/:?]+):(\w+)")
 
 
