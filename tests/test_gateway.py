@@ -26,7 +26,7 @@ from google.genai import types as genai_types
 
 from streamnorm import TextBlock
 from streamnorm.gateway import Gateway
-from streamnorm.gateway.telemetry import LOGGER
+from streamnorm.gateway.telemetry import LOGGER, key_label
 
 from .gateway_support import (
     GATEWAY_KEY,
@@ -681,3 +681,67 @@ def test_one_log_line_per_request_without_content_or_secrets(url: str) -> None:
     text = "\n".join(LOG_LINES + SEEN)
     for secret in [*UPSTREAM_KEYS.values(), GATEWAY_KEY]:
         assert secret not in text
+
+
+# -- cost ---------------------------------------------------------------------
+
+
+def test_cost_by_client_key_route_and_model_in_log_and_metrics(
+    url: str, fake: FakeUpstream
+) -> None:
+    """A Chat client's call to claude-haiku-4-5 (Anthropic's prices on
+    2025-10-15: $1 input, $5 output, $1.25 cache writes, $0.10 cache reads
+    per million tokens) is priced in the log line and the cost counter."""
+    fake.script("claude-haiku-4-5", fixture_reply("anthropic-messages", "text-basic", stream=True))
+    record = log_for(post(url, "openai-completions", "named.anthropic").headers["x-request-id"])
+    assert record["upstream_model"] == "claude-haiku-4-5" and record["usage_reported"]
+    expected = (
+        record["input_tokens"] * 1.0
+        + record["output_tokens"] * 5.0
+        + record["cache_write_tokens"] * 1.25
+        + record["cache_read_tokens"] * 0.10
+    ) / 1e6
+    assert record["output_tokens"] > 0
+    assert record["cost_usd"] == pytest.approx(expected)
+    label = key_label(GATEWAY_KEY)
+    assert record["client_key"] == label and GATEWAY_KEY not in json.dumps(record)
+    with httpx.Client(timeout=WAIT) as client:
+        text = client.get(url + "/metrics").text
+    line = next(
+        x
+        for x in text.splitlines()
+        if x.startswith(
+            f'streamnorm_gateway_cost_usd_total{{client_api="openai-completions",'
+            f'client_key="{label}",model="claude-haiku-4-5",upstream="named-anthropic"}}'
+        )
+    )
+    assert float(line.split()[-1]) == pytest.approx(expected)
+
+
+def test_an_unknown_models_cost_is_null_and_counted_unpriced(url: str) -> None:
+    record = log_for(
+        post(url, "anthropic-messages", "anthropic-messages.text-basic").headers["x-request-id"]
+    )
+    assert record["cost_usd"] is None and record["output_tokens"] > 0
+    with httpx.Client(timeout=WAIT) as client:
+        text = client.get(url + "/metrics").text
+    assert (
+        'streamnorm_gateway_unpriced_requests_total{client_api="anthropic-messages",'
+        f'client_key="{key_label(GATEWAY_KEY)}",model="anthropic-messages.text-basic",'
+        'upstream="anthropic"}'
+    ) in text
+
+
+def test_a_responses_upstream_is_asked_for_encrypted_reasoning(
+    url: str, fake: FakeUpstream
+) -> None:
+    """An Anthropic client with thinking on, through a Responses upstream:
+    the upstream request asks for the reasoning back (#27 finding 6)."""
+    model = "openai-responses.reasoning-encrypted-function-call"
+    body = {**body_for("anthropic-messages", model), "max_tokens": 2048}
+    body["thinking"] = {"type": "enabled", "budget_tokens": 1024}
+    fake.clear()
+    assert post(url, "anthropic-messages", model, json=body).status_code == 200
+    [sent] = fake.requests_for(model)
+    assert sent.body["include"] == ["reasoning.encrypted_content"]
+    assert sent.body["store"] is False

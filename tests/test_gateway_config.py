@@ -14,8 +14,10 @@ from typing import Any
 import httpx
 import pytest
 
+from streamnorm import Usage, model_info
 from streamnorm.gateway import create_app, load_config, parse_config
 from streamnorm.gateway.telemetry import LOGGER
+from streamnorm.models import clear_overrides
 
 from .support import REPO
 
@@ -188,3 +190,38 @@ def test_log_content_adds_the_request_body_to_the_log_line() -> None:
     assert response.status_code == 404
     [line] = [json.loads(x) for x in lines]
     assert "the secret plan" in line["content"]["request"]
+
+
+def test_model_overrides_reach_the_catalog() -> None:
+    data = config(
+        models={
+            "house-model": {
+                "max_output_tokens": 8000,
+                "prices": {"input": 1.0, "output": 2.0, "as_of": "2026-01-01"},
+                "reasoning": {"mode": "effort", "efforts": ["low", "high"]},
+            }
+        }
+    )
+    try:
+        create_app(parse_config(data, ENV))
+        info = model_info("house-model")
+        assert info.source == "override" and info.max_output_tokens == 8000
+        assert info.reasoning.efforts == ("low", "high")
+        cost = Usage.of(500_000, 250_000).cost("house-model")
+        assert cost is not None and cost.total == pytest.approx(1.0)
+    finally:
+        clear_overrides()
+
+
+@pytest.mark.parametrize(
+    ("table", "named"),
+    [
+        ({"max_output": 1}, "models.m.max_output"),
+        ({"prices": {"inptu": 1.0}}, "models.m.prices.inptu"),
+        ({"reasoning": {"levels": []}}, "models.m.reasoning.levels"),
+        ({"max_output_tokens": 0}, "models.m.max_output_tokens"),
+    ],
+)
+def test_model_override_mistakes_name_the_key(table: dict[str, Any], named: str) -> None:
+    with pytest.raises(ValueError, match=named.replace(".", r"\.")):
+        parse_config(config(models={"m": table}), ENV)

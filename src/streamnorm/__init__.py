@@ -51,9 +51,11 @@ from .messages import (
     block_from_dict,
     message_from_dict,
 )
+from .models import CostBreakdown, ModelInfo, model_info, override_model, usage_cost
 from .normalizer import StreamNormalizer, anormalize, normalize
 from .options import NormalizerOptions
 from .partial_json import ArgsOp, apply_ops, parse_partial_json
+from .providers.openai_responses.request import with_reasoning_continuity
 from .request import ProviderTool, Reasoning, Request, ResponseFormat, Tool, WireRequest
 from .sanitize import (
     SanitizeWarning,
@@ -71,12 +73,14 @@ __all__ = [
     "AssistantMessage",
     "BlockEnd",
     "ContentBlock",
+    "CostBreakdown",
     "DocumentBlock",
     "Done",
     "Error",
     "Event",
     "ImageBlock",
     "Message",
+    "ModelInfo",
     "NormalizationError",
     "NormalizerOptions",
     "NormalizingStream",
@@ -128,12 +132,16 @@ __all__ = [
     "event_from_dict",
     "get_parser",
     "message_from_dict",
+    "model_info",
     "normalize",
+    "override_model",
     "parse_partial_json",
     "read_count",
     "resolve_api",
     "sanitize_messages_for_target",
     "sanitize_with_warnings",
+    "usage_cost",
     "validate_history_for_target",
     "validate_request_body",
+    "with_reasoning_continuity",
 ]

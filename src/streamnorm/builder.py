@@ -288,7 +288,7 @@ class MessageBuilder:
         self._tool_calls = 0
         self._call_id = call_id
         self._used_ids: set[str] = set()
-        self._usage = Usage()
+        self._usage = Usage(reported=False)  # until the provider reports usage
         self._raw_stop: str | None = None
         self._stop_override: StopReason | None = None
         self._stop_error_reason: str | None = None

@@ -16,11 +16,14 @@ the lifetime (``"5m"``, ``"1h"`` …). ``to_dict()`` writes it only when set.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._frozen import twin
+
+if TYPE_CHECKING:
+    from .models.cost import CostBreakdown
 
 __all__ = [
     "AssistantMessage",
@@ -68,6 +71,11 @@ class Usage:
     input + output + cache_read + cache_write (use :meth:`of` to build one).
     ``raw`` is the provider's last usage object, verbatim; it does not take
     part in equality, so two snapshots with the same counts compare equal.
+    ``reported`` is False when the provider sent no usage at all (a Chat
+    stream without ``stream_options.include_usage``): the zeros then mean
+    "not reported", not "nothing used". Usages add up (``a + b``,
+    ``sum(usages)``); a total is reported only if every part was.
+    :meth:`cost` prices one from the model catalog.
     """
 
     input_tokens: int = 0
@@ -77,6 +85,7 @@ class Usage:
     reasoning_tokens: int = 0
     total_tokens: int = 0
     raw: Mapping[str, Any] | None = field(default=None, compare=False)
+    reported: bool = field(default=True, compare=False)
 
     def __eq__(self, other: object) -> bool:
         # The generated one compares tuples of all fields; a stream may
@@ -128,8 +137,39 @@ class Usage:
         usage.reasoning_tokens = reasoning_tokens
         usage.total_tokens = total
         usage.raw = raw
+        usage.reported = True
         usage.__class__ = Usage
         return usage  # type: ignore[no-any-return]
+
+    def __add__(self, other: Usage) -> Usage:
+        """The counts of two calls together (``raw`` is not carried: it
+        belongs to one response)."""
+        if not isinstance(other, Usage):
+            return NotImplemented
+        total = Usage.of(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
+        )
+        if self.reported and other.reported:
+            return total
+        return replace(total, reported=False)
+
+    def __radd__(self, other: object) -> Usage:
+        """``0 + usage`` is ``usage``, so that ``sum(usages)`` works."""
+        if isinstance(other, int) and other == 0:
+            return self
+        return NotImplemented
+
+    def cost(self, model: str | None, provider: str | None = None) -> CostBreakdown | None:
+        """What these tokens cost on ``model`` at ``provider``, by kind of
+        token, from the model catalog; ``None`` when the usage was not
+        reported or a price is unknown (see ``streamnorm.models.usage_cost``)."""
+        from .models.cost import usage_cost
+
+        return usage_cost(self, model, provider)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -140,6 +180,7 @@ class Usage:
             "reasoning_tokens": self.reasoning_tokens,
             "total_tokens": self.total_tokens,
             "raw": dict(self.raw) if self.raw is not None else None,
+            "reported": self.reported,
         }
 
     @classmethod
@@ -152,6 +193,7 @@ class Usage:
             int(d.get("reasoning_tokens", 0)),
             int(d.get("total_tokens", 0)),
             d.get("raw"),
+            bool(d.get("reported", True)),
         )
 
 

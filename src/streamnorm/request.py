@@ -259,9 +259,9 @@ class WireRequest:
     ``warnings`` says what of the request did not reach the body as given
     (``SanitizeWarning``s: another issuer's reasoning turned into text, a
     signature removed, thinking turned off, a server tool the api has no like
-    of …). It is a diagnostic of the encoding, not part of the request: it
-    takes no part in equality, and ``to_dict`` writes it only when there is
-    one."""
+    of, a reasoning budget clamped to the target model's range …). It is a
+    diagnostic of the encoding, not part of the request: it takes no part in
+    equality, and ``to_dict`` writes it only when there is one."""
 
     method: str
     path: str
@@ -275,6 +275,7 @@ class WireRequest:
             "path": self.path,
             "headers": dict(self.headers),
             "body": dict(self.body),
+            "warnings": list(self.warnings),
         }
         if self.warnings:
             out["warnings"] = [asdict(w) for w in self.warnings]

@@ -29,7 +29,7 @@ from .exchange import ClientGone, Exchange, Receive, Scope, Send
 from .listing import Listing, list_body, model_body
 from .proxy import Proxy
 from .stored import StoredResponses, stored_path
-from .telemetry import LOGGER, Metrics, RequestRecord
+from .telemetry import LOGGER, Metrics, RequestRecord, key_label
 from .upstream import Clients
 
 __all__ = ["Gateway", "create_app"]
@@ -49,6 +49,7 @@ class Gateway:
 
     def __init__(self, config: GatewayConfig) -> None:
         self.config = config
+        config.register_models()
         self.metrics = Metrics()
         self._secrets = config.secrets()
         self._clients = Clients()
@@ -132,7 +133,8 @@ class Gateway:
 
     async def _front_door(self, ex: Exchange, door: Door) -> None:
         ex.record.client_api = door.api
-        self._authorize(presented_keys(door.api, ex.headers, ex.query))
+        key = self._authorize(presented_keys(door.api, ex.headers, ex.query))
+        ex.record.client_key = key_label(key)
         if self._in_flight >= self.config.max_concurrency:
             raise GatewayError(429, "the gateway is serving its maximum of concurrent requests")
         self._in_flight += 1
@@ -149,17 +151,21 @@ class Gateway:
         finally:
             self._in_flight -= 1
 
-    def _authorize(self, presented: list[str]) -> None:
+    def _authorize(self, presented: list[str]) -> str | None:
+        """The configured key the client presented (None when the gateway
+        takes no keys); 401 when it presented none of them."""
         if not self.config.keys:
-            return
+            return None
         # compare_digest on every configured key: the time taken says nothing
         # about which key, or how much of one, matched.
-        ok = False
+        matched = None
         for key in presented:
             for expected in self.config.keys:
-                ok |= hmac.compare_digest(key.encode(), expected.encode())
-        if not ok:
+                if hmac.compare_digest(key.encode(), expected.encode()):
+                    matched = expected
+        if matched is None:
             raise GatewayError(401, "a valid gateway key is required")
+        return matched
 
     async def _models(self, ex: Exchange) -> None:
         """A model list, or one model (404 when no route serves it), in the client's shape."""

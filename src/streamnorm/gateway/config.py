@@ -22,6 +22,15 @@ A TOML file (``gateway.toml``) holds three parts::
     upstreams = ["claude"]
     foreign_thinking = "tagged"            # optional; else [gateway]'s, else "tagged"
 
+An optional fourth part overrides or adds to the model catalog
+(docs/models.md): limits, reasoning mode and prices of a model the bundled
+snapshot lacks or has wrong, applied when the app is built::
+
+    [models."house-model"]
+    max_output_tokens = 8000
+    prices = { input = 1.0, output = 2.0, as_of = "2026-01-01" }
+    reasoning = { mode = "effort", efforts = ["low", "high"] }
+
 Secrets never live in the file: it names the environment variables that hold
 them, read once when the app is built. A client's model picks a route by the
 first matching glob; the route's upstreams are tried in order. Every URL the
@@ -55,6 +64,7 @@ from urllib.parse import urlsplit
 
 from ..apis import APIS, resolve_spoken_api
 from ..integrations.hosts import provider_for_url
+from ..models import Prices, ReasoningSpec, override_model
 from ..providers.server_tools import SERVER_TOOL_POLICIES
 from ..sanitize import DEFAULT_FOREIGN_THINKING, FOREIGN_THINKING_MODES, ForeignThinking
 from .state.base import DEFAULT_MAX_BYTES, DEFAULT_TTL_SECONDS, Retention
@@ -138,6 +148,7 @@ class GatewayConfig:
     Responses answers are kept (a SQLite file, relative paths from the
     configuration file's folder, or a ``postgresql://`` URL; None: nothing
     is kept), ``store_retention`` how long and how much.
+    ``models`` holds the catalog overrides, by model name.
     """
 
     routes: tuple[Route, ...]
@@ -149,6 +160,12 @@ class GatewayConfig:
     server_tools: str = "warn"
     store: str | None = None
     store_retention: Retention = field(default_factory=Retention)
+    models: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+
+    def register_models(self) -> None:
+        """Put the ``[models]`` overrides into the model catalog."""
+        for name, fields in self.models:
+            override_model(name, **fields)
 
     def route(self, model: str) -> Route | None:
         """The first route whose globs match ``model``; None: unknown model."""
@@ -187,7 +204,7 @@ def parse_config(
     """Build a ``GatewayConfig`` from parsed TOML; ``env`` defaults to os.environ;
     ``base`` is the folder a relative ``store`` path is taken from (default: cwd)."""
     env = os.environ if env is None else env
-    _only(data, "", {"gateway", "upstreams", "routes"})
+    _only(data, "", {"gateway", "upstreams", "routes", "models"})
     gateway = _table(data, "gateway", "gateway")
     _only(gateway, "gateway.", {*_GATEWAY_KEYS, *_STORE_KEYS})
     foreign = _foreign_thinking(gateway, "gateway.", DEFAULT_FOREIGN_THINKING)
@@ -215,6 +232,10 @@ def parse_config(
             ),
             max_bytes=_positive_int(gateway, "store_max_bytes", "gateway.", DEFAULT_MAX_BYTES),
         ),
+        models=tuple(
+            (name, _model(table, f"models.{name}."))
+            for name, table in _table(data, "models", "models").items()
+        ),
     )
 
 
@@ -229,6 +250,31 @@ def _store(gateway: Mapping[str, Any], base: Path) -> str | None:
             "give a SQLite file path or a postgresql:// URL"
         )
     return str(base / Path(location).expanduser())
+
+
+_MODEL_KEYS = {
+    "provider",
+    "context_window",
+    "max_output_tokens",
+    "input_modalities",
+    "family",
+    "as_of",
+}
+
+
+def _model(table: Any, where: str) -> Mapping[str, Any]:
+    """One ``[models."name"]`` table, checked: every key a catalog field,
+    prices and reasoning tables of known fields."""
+    if not isinstance(table, Mapping):
+        raise ValueError(f"{where[:-1]}: must be a table")
+    _only(table, where, _MODEL_KEYS | {"prices", "reasoning"})
+    for key in ("context_window", "max_output_tokens"):
+        if key in table:
+            _positive_int(table, key, where, 1)
+    for key, known in (("prices", Prices), ("reasoning", ReasoningSpec)):
+        sub = _table(table, key, f"{where}{key}")
+        _only(sub, f"{where}{key}.", set(known.__dataclass_fields__) - {"tiers"})
+    return dict(table)
 
 
 def _upstream(name: str, table: Mapping[str, Any], env: Mapping[str, str]) -> Upstream:

@@ -19,6 +19,7 @@ import dataclasses
 
 from .._json import dumps_compact
 from ..codec import ResponseHistory, UnknownResponse, decode_request, encode_request
+from ..providers.openai_responses.request import with_reasoning_continuity
 from ..request import Request
 from ..sanitize import DEFAULT_FOREIGN_THINKING, ForeignThinking, SanitizeWarning
 from .config import Upstream
@@ -129,6 +130,8 @@ class ClientRequest:
         )
         if up.api == "google-generative-ai":
             _path_model(request.model or "")
+        if up.api == "openai-responses":
+            request = with_reasoning_continuity(request)
         try:
             wire = encode_request(
                 request,

@@ -75,6 +75,7 @@ class Proxy:
         up = opened.upstream
         ex.record.warnings += [str(w) for w in request.warnings.get(up.name, ())]
         ex.record.upstream, ex.record.upstream_api = up.name, up.api
+        ex.record.upstream_model, ex.record.provider = up.model or call.model, up.provider
         ex.record.attempts = opened.attempts
         status = opened.response.status_code
         if 300 <= status < 400:

@@ -1,10 +1,16 @@
 """One JSON log line per request, and Prometheus metrics.
 
-The log line names the request (id, worker process, client API, model,
-upstream, status, tokens, time to first byte, duration) and never its content: bodies are
-added only when the configuration's ``log_content`` says so. Secrets cannot
-reach it: the record holds no header, and the gateway's messages are
-redacted before they are stored.
+The log line names the request (id, worker process, client key label,
+client API, model, upstream, status, tokens, cost, time to first byte,
+duration) and never its content: bodies are added only when the
+configuration's ``log_content`` says so. Secrets cannot reach it: the record
+holds no header, a client key appears only as a label derived from it
+(:func:`key_label`), and the gateway's messages are redacted before they are
+stored.
+
+The cost is the upstream model's price of the usage, from the model catalog
+(docs/models.md): ``cost_usd`` is null — and the request counts as unpriced
+— when the price or the usage is unknown.
 
 Metrics live in a registry of their own per app (several apps in one process
 do not collide). Under several workers each process counts its own; with
@@ -14,6 +20,7 @@ them (docs/gateway.md).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -31,11 +38,19 @@ from prometheus_client import (
 
 from ..messages import Usage
 
-__all__ = ["LOGGER", "Metrics", "RequestRecord"]
+__all__ = ["LOGGER", "Metrics", "RequestRecord", "key_label"]
 
 LOGGER = logging.getLogger("streamnorm.gateway")
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
+
+
+def key_label(key: str | None) -> str | None:
+    """A client key's label for logs and metrics: ``key-`` and the first 8
+    hex digits of its SHA-256 — it tells keys apart, it does not give one away."""
+    if key is None:
+        return None
+    return "key-" + hashlib.sha256(key.encode()).hexdigest()[:8]
 
 
 @dataclass(slots=True)
@@ -46,17 +61,24 @@ class RequestRecord:
     method: str
     path: str
     worker: int = field(default_factory=os.getpid)
+    client_key: str | None = None
     client_api: str | None = None
     model: str | None = None
     stream: bool | None = None
     upstream: str | None = None
     upstream_api: str | None = None
+    upstream_model: str | None = None
+    provider: str | None = None
     attempts: list[str] = field(default_factory=list)
     status: int = 0
     error: str | None = None
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    usage_reported: bool = False
+    cost_usd: float | None = None
     ttfb_ms: float | None = None
     duration_ms: float = 0.0
     disconnected: bool = False
@@ -65,9 +87,15 @@ class RequestRecord:
     started: float = field(default_factory=time.perf_counter, repr=False)
 
     def count(self, usage: Usage) -> None:
+        """The upstream's usage and its cost on ``upstream_model``."""
         self.input_tokens = usage.input_tokens
         self.output_tokens = usage.output_tokens
         self.cache_read_tokens = usage.cache_read_tokens
+        self.cache_write_tokens = usage.cache_write_tokens
+        self.reasoning_tokens = usage.reasoning_tokens
+        self.usage_reported = usage.reported
+        cost = usage.cost(self.upstream_model or self.model, self.provider)
+        self.cost_usd = round(cost.total, 9) if cost is not None else None
 
     def first_byte(self) -> None:
         if self.ttfb_ms is None:
@@ -99,6 +127,19 @@ class Metrics:
             ("client_api", "upstream", "direction"),
             registry=self.registry,
         )
+        priced = ("client_key", "client_api", "upstream", "model")
+        self.cost = Counter(
+            "streamnorm_gateway_cost_usd",
+            "What upstream calls cost, in USD, at the model catalog's prices",
+            priced,
+            registry=self.registry,
+        )
+        self.unpriced = Counter(
+            "streamnorm_gateway_unpriced_requests",
+            "Answered requests whose cost is unknown (no price, or no usage reported)",
+            priced,
+            registry=self.registry,
+        )
         route = ("client_api", "upstream")
         self.duration = Histogram(
             "streamnorm_gateway_request_duration_seconds",
@@ -121,9 +162,23 @@ class Metrics:
         self.requests.labels(api, upstream, str(record.status)).inc()
         self.tokens.labels(api, upstream, "input").inc(record.input_tokens)
         self.tokens.labels(api, upstream, "output").inc(record.output_tokens)
+        if record.upstream is not None:
+            self._price(record, api, upstream)
         self.duration.labels(api, upstream).observe(record.duration_ms / 1000)
         if record.ttfb_ms is not None:
             self.ttfb.labels(api, upstream).observe(record.ttfb_ms / 1000)
+
+    def _price(self, record: RequestRecord, api: str, upstream: str) -> None:
+        labels = (
+            record.client_key or "none",
+            api,
+            upstream,
+            record.upstream_model or record.model or "none",
+        )
+        if record.cost_usd is not None:
+            self.cost.labels(*labels).inc(record.cost_usd)
+        else:
+            self.unpriced.labels(*labels).inc()
 
     def render(self) -> tuple[bytes, str]:
         """The exposition text and its content type."""

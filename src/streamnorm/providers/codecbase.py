@@ -36,8 +36,10 @@ from ..messages import (
     UserContent,
     UserMessage,
 )
+from ..models.reasoning import ReasoningPlan
 from ..partial_json import parse_final_arguments
 from ..request import Extra, ProviderTool, Tool
+from ..sanitize.report import SanitizeWarning
 from .base import Decoder
 
 __all__ = [
@@ -50,7 +52,6 @@ __all__ = [
     "deep_merge",
     "document_base64",
     "drive",
-    "effort_for_budget",
     "embedded_json",
     "extra_for",
     "fail",
@@ -161,14 +162,6 @@ def extra_for(extra: Extra | None, api: str) -> dict[str, Any]:
         return {}
     mine = extra.get(api)
     return deep_merge({}, mine) if mine else {}
-
-
-def effort_for_budget(budget: int) -> str:
-    """The documented heuristic from a token budget to an effort level
-    (requests.md §7): up to 2048 low, up to 16384 medium, else high."""
-    if budget <= 2048:
-        return "low"
-    return "medium" if budget <= 16384 else "high"
 
 
 def arguments_text(call: ToolCallBlock) -> str:
@@ -520,3 +513,11 @@ def embedded_json(text: str | None) -> Any:
         return loads(text)
     except ValueError:
         return None
+
+
+def plan_warnings(plan: ReasoningPlan | None) -> tuple[SanitizeWarning, ...]:
+    """What fitting the request's reasoning to the target model changed, as
+    the request's warnings (``reasoning_adjusted``: a setting, not a block)."""
+    if plan is None:
+        return ()
+    return tuple(SanitizeWarning(None, None, "reasoning_adjusted", w) for w in plan.warnings)

@@ -30,6 +30,8 @@ from ...messages import (
     UserContent,
     UserMessage,
 )
+from ...models.catalog import default_max_tokens, model_info
+from ...models.reasoning import ReasoningPlan, plan_reasoning
 from ...request import (
     TOOL_CHOICE_MODES,
     ProviderTool,
@@ -47,6 +49,7 @@ from ..codecbase import (
     extra_for,
     fail,
     named_results,
+    plan_warnings,
     provider_tools,
     standard_base64,
     system_content,
@@ -55,7 +58,6 @@ from ..codecbase import (
 )
 
 __all__ = [
-    "DEFAULT_MAX_TOKENS",
     "MEDIA",
     "WEB_FETCH_BETA",
     "decode_request",
@@ -67,8 +69,6 @@ __all__ = [
 
 API = "anthropic-messages"
 VERSION = "2023-06-01"
-#: ``max_tokens`` is required; this is sent when the request has none.
-DEFAULT_MAX_TOKENS = 4096
 
 #: Image sources and document blocks the API takes (plain text as a text source).
 MEDIA = MediaTypes(
@@ -288,18 +288,36 @@ def _tool_choice(request: Request) -> dict[str, Any] | None:
     return out
 
 
-def _reasoning(reasoning: Reasoning, body: dict[str, Any]) -> None:
-    if not reasoning.enabled or reasoning.effort == "none":
+def _reasoning(plan: ReasoningPlan, summary: str | None, body: dict[str, Any]) -> None:
+    """The plan (already fitted to the model, models/reasoning.py) in this
+    api's spelling: a budget is manual thinking, an effort or the model's own
+    choice adaptive thinking."""
+    if plan.kind == "omit":
+        return
+    if plan.kind == "off":
         body["thinking"] = {"type": "disabled"}
-    elif reasoning.budget_tokens is not None:
-        body["thinking"] = {"type": "enabled", "budget_tokens": reasoning.budget_tokens}
+    elif plan.kind == "budget":
+        body["thinking"] = {"type": "enabled", "budget_tokens": plan.budget}
     else:
         body["thinking"] = {"type": "adaptive"}
-        if reasoning.effort is not None:
-            effort = "low" if reasoning.effort == "minimal" else reasoning.effort
+        if plan.effort is not None:
+            effort = "low" if plan.effort == "minimal" else plan.effort
             body.setdefault("output_config", {})["effort"] = effort
-    if reasoning.summary == "none":
+    if summary == "none":
         body["thinking"]["display"] = "omitted"
+
+
+def _max_tokens_and_reasoning(
+    request: Request, provider: str | None
+) -> tuple[int, ReasoningPlan | None]:
+    """``max_tokens`` (required: the request's, else the model's output
+    limit capped, docs/models.md) and the reasoning plan for the model."""
+    info = model_info(request.model, provider)
+    max_tokens = request.max_tokens if request.max_tokens is not None else default_max_tokens(info)
+    if request.reasoning is None:
+        return max_tokens, None
+    plan = plan_reasoning(request.reasoning, max_tokens, info)
+    return plan.max_tokens or max_tokens, plan
 
 
 def _system(system: str | tuple[TextBlock, ...]) -> str | list[dict[str, Any]]:
@@ -312,13 +330,10 @@ def encode_request(
     request: Request, messages: list[Message], provider: str | None = None
 ) -> WireRequest:
     """The Messages API request for ``request`` (``messages`` already sanitized)."""
-    del provider  # one dialect for every host of this api
     body: dict[str, Any] = {}
     if request.model is not None:
         body["model"] = request.model
-    body["max_tokens"] = (
-        request.max_tokens if request.max_tokens is not None else DEFAULT_MAX_TOKENS
-    )
+    body["max_tokens"], plan = _max_tokens_and_reasoning(request, provider)
     if request.system is not None:
         body["system"] = _system(request.system)
     body["messages"] = _messages(messages)
@@ -337,8 +352,8 @@ def encode_request(
             body[key] = value
     if request.stop:
         body["stop_sequences"] = list(request.stop)
-    if request.reasoning is not None:
-        _reasoning(request.reasoning, body)
+    if plan is not None and request.reasoning is not None:
+        _reasoning(plan, request.reasoning.summary, body)
     fmt = request.response_format
     if fmt is not None and fmt.type == "json_schema" and fmt.schema is not None:
         body.setdefault("output_config", {})["format"] = {
@@ -351,7 +366,7 @@ def encode_request(
     _thinking_rules(body)
     headers = {"content-type": "application/json", "anthropic-version": VERSION}
     headers.update(_server_betas(body.get("tools", [])))
-    return WireRequest("POST", "/v1/messages", headers, body)
+    return WireRequest("POST", "/v1/messages", headers, body, plan_warnings(plan))
 
 
 def _thinking_rules(body: dict[str, Any]) -> None:
@@ -650,7 +665,9 @@ def _decode_reasoning(body: Fields) -> Reasoning | None:
         return None
     kind = thinking.pop("type")
     display = thinking.peek("display")
-    summary = None
+    # Thinking on shows its (summarised) text unless omitted: the canonical
+    # "auto", so that another api's target is asked for visible thoughts.
+    summary = None if kind == "disabled" else "auto"
     if display == "omitted":
         thinking.pop("display")
         summary = "none"

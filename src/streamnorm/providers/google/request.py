@@ -33,6 +33,8 @@ from ...messages import (
     UserContent,
     UserMessage,
 )
+from ...models.catalog import model_info
+from ...models.reasoning import ReasoningPlan, plan_reasoning
 from ...request import (
     TOOL_CHOICE_MODES,
     ProviderTool,
@@ -52,6 +54,7 @@ from ..codecbase import (
     extra_for,
     fail,
     inline_document,
+    plan_warnings,
     provider_tools,
     system_note,
     tool_call,
@@ -90,10 +93,6 @@ _MODES_BACK = {v: k for k, v in _MODES.items()}
 
 #: Schema ``Type`` in the order of its proto numbers (``enum-encoding=int``).
 _TYPES = ("TYPE_UNSPECIFIED", "STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT", "NULL")
-
-#: Thinking budgets for an effort level on models that take only a budget
-#: (Gemini 2.x); the documented heuristic of requests.md §7, inverted.
-_BUDGETS = {"none": 0, "minimal": 512, "low": 1024, "medium": 8192, "high": 24576}
 
 _MODEL_PATH = re.compile(r"(?:^|/)((?:tuned)?[mM]odels/[^/:?]+):(\w+)")
 
@@ -287,26 +286,29 @@ def _declaration(tool: Tool) -> dict[str, Any]:
     return deep_merge(out, extra)
 
 
-def _thinking_config(reasoning: Reasoning, model: str) -> dict[str, Any]:
+def _thinking_config(reasoning: Reasoning, plan: ReasoningPlan, mode: str) -> dict[str, Any]:
+    """The plan (fitted to the model, models/reasoning.py) as a
+    ``thinkingConfig``: a budget (0 off, -1 dynamic) or a level for the
+    models that take levels (``mode`` ``effort``)."""
     out: dict[str, Any] = {}
     if reasoning.summary is not None:
         out["includeThoughts"] = reasoning.summary != "none"
-    # Gemini 1.x and 2.x take a budget only; later (and unknown) models a level.
-    budget_only = re.match(r"(models/)?gemini-[12]\b", model) is not None
-    effort = "none" if not reasoning.enabled else reasoning.effort
-    if reasoning.budget_tokens is not None:
-        out["thinkingBudget"] = reasoning.budget_tokens
-    elif effort is not None and not budget_only:
-        out["thinkingLevel"] = "MINIMAL" if effort == "none" else effort.upper()
-    elif effort is not None:
-        out["thinkingBudget"] = _BUDGETS.get(effort, _BUDGETS["high"])
+    if plan.kind == "off":
+        out["thinkingBudget"] = 0
+    elif plan.kind == "budget":
+        out["thinkingBudget"] = plan.budget
+    elif plan.kind == "effort" and plan.effort is not None:
+        out["thinkingLevel"] = plan.effort.upper()
+    elif plan.kind == "dynamic" and mode != "effort":
+        out["thinkingBudget"] = -1
     return out
 
 
-def _generation_config(request: Request) -> dict[str, Any]:
+def _generation_config(request: Request, plan: ReasoningPlan | None, mode: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    max_tokens = plan.max_tokens if plan is not None else request.max_tokens
     for key, value in (
-        ("maxOutputTokens", request.max_tokens),
+        ("maxOutputTokens", max_tokens),
         ("temperature", request.temperature),
         ("topP", request.top_p),
         ("topK", request.top_k),
@@ -320,8 +322,8 @@ def _generation_config(request: Request) -> dict[str, Any]:
         out["responseMimeType"] = "application/json"
         if fmt.type == "json_schema" and fmt.schema is not None:
             out["responseJsonSchema"] = dict(fmt.schema)
-    if request.reasoning is not None:
-        out["thinkingConfig"] = _thinking_config(request.reasoning, request.model or "")
+    if plan is not None and request.reasoning is not None and plan.kind != "omit":
+        out["thinkingConfig"] = _thinking_config(request.reasoning, plan, mode)
     return out
 
 
@@ -335,7 +337,6 @@ def encode_request(
 ) -> WireRequest:
     """The ``generateContent`` request for ``request`` (``messages`` already
     sanitized): path with the model and method, body."""
-    del provider
     body: dict[str, Any] = {"contents": _contents(messages)}
     if request.system is not None:
         body["systemInstruction"] = _system(request.system)
@@ -350,7 +351,11 @@ def encode_request(
             else {"mode": "ANY", "allowedFunctionNames": [choice]}
         )
         body["toolConfig"] = {"functionCallingConfig": config}
-    generation = _generation_config(request)
+    info = model_info(request.model, provider)
+    plan = None
+    if request.reasoning is not None:
+        plan = plan_reasoning(request.reasoning, request.max_tokens, info)
+    generation = _generation_config(request, plan, info.reasoning.mode)
     if generation:
         body["generationConfig"] = generation
     deep_merge(body, extra_for(request.extra, API))
@@ -363,7 +368,8 @@ def encode_request(
     model = request.model.removeprefix("models/")
     method = "streamGenerateContent?alt=sse" if request.stream else "generateContent"
     path = f"/v1beta/models/{model}:{method}"
-    return WireRequest("POST", path, {"content-type": "application/json"}, body)
+    warnings = plan_warnings(plan)
+    return WireRequest("POST", path, {"content-type": "application/json"}, body, warnings)
 
 
 # ---------------------------------------------------------------------------

@@ -31,6 +31,8 @@ from ...messages import (
     UserContent,
     UserMessage,
 )
+from ...models.catalog import model_info
+from ...models.reasoning import ReasoningPlan, plan_reasoning
 from ...request import (
     TOOL_CHOICE_MODES,
     ProviderTool,
@@ -47,7 +49,6 @@ from ..codecbase import (
     arguments_text,
     data_url,
     deep_merge,
-    effort_for_budget,
     embedded_json,
     extra_for,
     fail,
@@ -55,6 +56,7 @@ from ..codecbase import (
     leading_system,
     named_results,
     parse_data_url,
+    plan_warnings,
     provider_tools,
     standard_base64,
     system_content,
@@ -251,14 +253,6 @@ def _tool(tool: Tool | ProviderTool) -> dict[str, Any]:
     return {"type": "function", "function": deep_merge(function, extra_for(tool.extra, API))}
 
 
-def _reasoning_effort(reasoning: Reasoning) -> str | None:
-    if not reasoning.enabled:
-        return "none"
-    if reasoning.effort is None and reasoning.budget_tokens is not None:
-        return effort_for_budget(reasoning.budget_tokens)
-    return reasoning.effort
-
-
 def _format(fmt: ResponseFormat) -> dict[str, Any]:
     if fmt.type != "json_schema":
         return {"type": fmt.type}
@@ -270,21 +264,24 @@ def _format(fmt: ResponseFormat) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": schema}
 
 
-def _options(request: Request, provider: str | None, extra: dict[str, Any]) -> dict[str, Any]:
+def _options(
+    request: Request, provider: str | None, extra: dict[str, Any], plan: ReasoningPlan | None
+) -> dict[str, Any]:
     body: dict[str, Any] = {}
-    if request.max_tokens is not None:
+    max_tokens = plan.max_tokens if plan is not None else request.max_tokens
+    if max_tokens is not None:
         # A legacy ``max_tokens`` the client sent (kept in extra) names the
         # field; else OpenAI's own name for OpenAI, the legacy one elsewhere.
         legacy = "max_tokens" in extra or (provider or "openai").lower() not in OPENAI_HOSTS
         extra.pop("max_tokens", None)
-        body["max_tokens" if legacy else "max_completion_tokens"] = request.max_tokens
+        body["max_tokens" if legacy else "max_completion_tokens"] = max_tokens
     for key, value in (("temperature", request.temperature), ("top_p", request.top_p)):
         if value is not None:
             body[key] = value
     if request.stop:
         body["stop"] = list(request.stop)
-    if request.reasoning is not None:
-        effort = _reasoning_effort(request.reasoning)
+    if plan is not None:
+        effort = plan.effort_level()
         if effort is not None:
             body["reasoning_effort"] = effort
     if request.response_format is not None:
@@ -321,10 +318,15 @@ def encode_request(
     if request.parallel_tool_calls is not None:
         body["parallel_tool_calls"] = request.parallel_tool_calls
     extra = extra_for(request.extra, API)
-    body.update(_options(request, provider, extra))
+    plan = None
+    if request.reasoning is not None:
+        info = model_info(request.model, provider)
+        plan = plan_reasoning(request.reasoning, request.max_tokens, info)
+    body.update(_options(request, provider, extra, plan))
     deep_merge(body, extra)
     headers = {"content-type": "application/json"}
-    return WireRequest("POST", "/v1/chat/completions", headers, body)
+    warnings = plan_warnings(plan)
+    return WireRequest("POST", "/v1/chat/completions", headers, body, warnings)
 
 
 # ---------------------------------------------------------------------------

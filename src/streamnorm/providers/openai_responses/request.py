@@ -31,6 +31,8 @@ from ...messages import (
     UserContent,
     UserMessage,
 )
+from ...models.catalog import model_info
+from ...models.reasoning import ReasoningPlan, plan_reasoning
 from ...request import (
     TOOL_CHOICE_MODES,
     ProviderTool,
@@ -49,7 +51,6 @@ from ..codecbase import (
     data_url,
     deep_merge,
     document_base64,
-    effort_for_budget,
     embedded_json,
     extra_for,
     fail,
@@ -57,6 +58,7 @@ from ..codecbase import (
     leading_system,
     named_results,
     parse_data_url,
+    plan_warnings,
     provider_tools,
     system_content,
     tool_call,
@@ -70,9 +72,12 @@ __all__ = [
     "server_tool",
     "server_tool_spec",
     "validate_body",
+    "with_reasoning_continuity",
 ]
 
 API = "openai-responses"
+#: What ``include`` asks for to get reasoning back for the next turn.
+ENCRYPTED = "reasoning.encrypted_content"
 
 #: Images, and the files ``input_file`` takes (documents, text, code and
 #: spreadsheets; no audio or video).
@@ -265,18 +270,46 @@ def server_tool(spec: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]] | N
     return tool, [k for k in spec if k not in carried]
 
 
-def _reasoning(reasoning: Reasoning) -> dict[str, Any]:
+def _reasoning(reasoning: Reasoning, plan: ReasoningPlan) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    effort = reasoning.effort
-    if not reasoning.enabled:
-        effort = "none"
-    elif effort is None and reasoning.budget_tokens is not None:
-        effort = effort_for_budget(reasoning.budget_tokens)
+    effort = plan.effort_level()
     if effort is not None:
         out["effort"] = effort
     if reasoning.summary is not None and reasoning.summary != "none":
         out["summary"] = reasoning.summary
     return out
+
+
+def with_reasoning_continuity(request: Request) -> Request:
+    """``request`` asking a Responses upstream for its reasoning back.
+
+    A Responses upstream returns reasoning only in stored responses, or as
+    ``encrypted_content`` when ``include`` asks for it; a client of another
+    api (through the gateway) cannot ask, and without it the next turn has
+    nothing to send back. When the request reasons (or its history holds
+    reasoning), this adds ``include: ["reasoning.encrypted_content"]`` and
+    ``store: false`` to its Responses ``extra`` — ``store`` only when the
+    request does not set it (a stored response keeps its reasoning on the
+    server; docs/models.md). A Responses client's own body is not changed by
+    ``encode_request``: it chose what to include.
+    """
+    reasons = request.reasoning is not None and request.reasoning.enabled
+    history = any(
+        isinstance(b, ThinkingBlock)
+        for m in request.messages
+        if isinstance(m, AssistantMessage)
+        for b in m.content
+    )
+    if not (reasons or history):
+        return request
+    mine = extra_for(request.extra, API)
+    include = mine.get("include")
+    include = list(include) if isinstance(include, list) else []
+    if ENCRYPTED not in include:
+        include.append(ENCRYPTED)
+    mine["include"] = include
+    mine.setdefault("store", False)
+    return replace(request, extra={**(request.extra or {}), API: mine})
 
 
 def _format(fmt: ResponseFormat) -> dict[str, Any]:
@@ -302,7 +335,11 @@ def encode_request(
     request: Request, messages: list[Message], provider: str | None = None
 ) -> WireRequest:
     """The Responses API request for ``request`` (``messages`` already sanitized)."""
-    del provider
+    plan = None
+    if request.reasoning is not None:
+        plan = plan_reasoning(
+            request.reasoning, request.max_tokens, model_info(request.model, provider)
+        )
     body: dict[str, Any] = {}
     if request.model is not None:
         body["model"] = request.model
@@ -319,14 +356,15 @@ def encode_request(
         )
     if request.parallel_tool_calls is not None:
         body["parallel_tool_calls"] = request.parallel_tool_calls
-    if request.max_tokens is not None:
-        body["max_output_tokens"] = request.max_tokens
+    max_tokens = plan.max_tokens if plan is not None else request.max_tokens
+    if max_tokens is not None:
+        body["max_output_tokens"] = max_tokens
     if request.temperature is not None:
         body["temperature"] = request.temperature
     if request.top_p is not None:
         body["top_p"] = request.top_p
-    if request.reasoning is not None:
-        body["reasoning"] = _reasoning(request.reasoning)
+    if request.reasoning is not None and plan is not None and plan.kind != "omit":
+        body["reasoning"] = _reasoning(request.reasoning, plan)
     if request.response_format is not None:
         body["text"] = {"format": _format(request.response_format)}
     if request.metadata is not None:
@@ -334,7 +372,9 @@ def encode_request(
     if request.stream:
         body["stream"] = True
     deep_merge(body, extra_for(request.extra, API))
-    return WireRequest("POST", "/v1/responses", {"content-type": "application/json"}, body)
+    warnings = plan_warnings(plan)
+    headers = {"content-type": "application/json"}
+    return WireRequest("POST", "/v1/responses", headers, body, warnings)
 
 
 # ---------------------------------------------------------------------------
