@@ -1,6 +1,7 @@
 """streamnorm: one canonical event stream for every LLM streaming API."""
 
-from .apis import APIS, READ_ONLY_APIS, ApiName, WireApi, resolve_api
+from . import samples
+from .apis import APIS, READ_ONLY_APIS, ApiName, KnownApiName, WireApi, resolve_api
 from .codec import (
     decode_request,
     decode_response,
@@ -61,6 +62,7 @@ __all__ = [
     "Error",
     "Event",
     "ImageBlock",
+    "KnownApiName",
     "Message",
     "NormalizationError",
     "NormalizerOptions",
@@ -107,6 +109,7 @@ __all__ = [
     "normalize",
     "parse_partial_json",
     "resolve_api",
+    "samples",
     "sanitize_messages_for_target",
     "validate_history_for_target",
     "validate_request_body",
