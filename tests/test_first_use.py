@@ -13,9 +13,17 @@ import pytest
 
 import streamnorm
 from streamnorm import (
+    AssistantMessage,
     Done,
     Error,
     Event,
+    Request,
+    StopReason,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
     anormalize,
     decode_response,
     detect_response_api,
@@ -95,9 +103,78 @@ def test_an_api_name_read_from_config_is_accepted_and_checked() -> None:
     config: dict[str, str] = {"api": "anthropic"}
     api: str = config["api"]
     assert isinstance(_last(list(normalize(streamnorm.samples.read("anthropic"), api))), Done)
-    request = streamnorm.Request("claude-x", (streamnorm.UserMessage("hi"),))
+    request = Request("claude-x", (UserMessage("hi"),))
     assert encode_request(request, api).path == "/v1/messages"
     with pytest.raises(ValueError, match="valid names"):
         normalize(b"", "antrhopic")
     with pytest.raises(TypeError, match="api must be a str"):
         normalize(b"", None)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------
+# Canonical messages built by hand
+
+
+def test_tool_result_json_value_becomes_its_json_text() -> None:
+    result = ToolResultMessage("call_1", "get_weather", {"temp": 21, "sky": "clear"})  # type: ignore[arg-type]
+    assert result.content == '{"temp": 21, "sky": "clear"}'
+    assert ToolResultMessage("c", "n", [1, "été"]).content == '[1, "été"]'  # type: ignore[arg-type]
+    assert ToolResultMessage("c", "n", 42).content == "42"  # type: ignore[arg-type]
+    call = ToolCallBlock("call_1", "get_weather", {}, "{}")
+    turn = AssistantMessage(
+        (call,), "openai-completions", "gpt-x", StopReason.TOOL_USE, None, Usage(), None
+    )
+    history = (UserMessage("w?"), turn, result)
+    body = encode_request(Request("gpt-x", history), "openai-completions").body
+    assert body["messages"][-1]["content"] == '{"temp": 21, "sky": "clear"}'
+
+
+def test_a_list_of_strings_is_text_blocks() -> None:
+    message = UserMessage(["a", TextBlock("b")])  # type: ignore[arg-type]
+    assert message.content == (TextBlock("a"), TextBlock("b"))
+    assert UserMessage(TextBlock("c")).content == (TextBlock("c"),)  # type: ignore[arg-type]
+    assert ToolResultMessage("c", "n", [TextBlock("x")]).content == (TextBlock("x"),)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("content", "match"),
+    [
+        (None, r"UserMessage.content must be .*not None"),
+        (7, r"UserMessage.content must be .*not int"),
+        ({"type": "text", "text": "hi"}, r"UserMessage.content must be .*not dict"),
+        (
+            ["a", {"type": "text", "text": "b"}],
+            r"UserMessage.content\[1\] .*not dict.*block_from_dict",
+        ),
+        ([ToolCallBlock("i", "n", {}, "{}")], r"UserMessage.content\[0\] .*not ToolCallBlock"),
+    ],
+)
+def test_user_message_content_checked_at_construction(content: object, match: str) -> None:
+    with pytest.raises(TypeError, match=match):
+        UserMessage(content)  # type: ignore[arg-type]
+
+
+def test_tool_result_checked_at_construction() -> None:
+    with pytest.raises(TypeError, match=r"ToolResultMessage.content .*not None"):
+        ToolResultMessage("c", "n", None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"ToolResultMessage.tool_call_id must be a str, not int"):
+        ToolResultMessage(3, "n", "x")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"ToolResultMessage.tool_name must be a str, not None"):
+        ToolResultMessage("c", None, "x")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"ToolResultMessage.content is not JSON"):
+        ToolResultMessage("c", "n", {"when": object()})  # type: ignore[arg-type]
+
+
+def test_request_with_a_str_is_one_user_message() -> None:
+    request = Request("claude-x", "hi")
+    assert request.messages == (UserMessage("hi"),)
+    assert Request("m", [UserMessage("a")]).messages == (UserMessage("a"),)
+    body = encode_request(request, "anthropic-messages").body
+    assert body["messages"] == [{"role": "user", "content": "hi"}]
+
+
+def test_request_names_the_index_of_what_is_not_a_message() -> None:
+    with pytest.raises(TypeError, match=r"messages\[1\] must be .*not dict.*message_from_dict"):
+        Request("m", [UserMessage("a"), {"role": "user", "content": "b"}])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"Request.messages must be .*not NoneType"):
+        Request("m", None)  # type: ignore[arg-type]
