@@ -968,6 +968,8 @@ class MessageBuilder:
         stop = StopReason.ABORTED if kind == "aborted" else StopReason.ERROR
         self._close(stop, reason)
         assert self._final is not None
+        if code is not None:
+            self._final = replace(self._final, error_code=code)
         self.events.append(Error(kind, reason, code, self._final))
 
     def conclude(self, message: AssistantMessage, error: Error | None = None) -> None:
@@ -990,7 +992,7 @@ class MessageBuilder:
         if error is None:
             self.events.append(Done(self._final))
         else:
-            self.events.append(Error(error.kind, error.reason, error.code, self._final))
+            self.events.append(replace(error, message=self._final))
 
     def _end_open(self, *, cut: bool) -> None:
         for block in self._blocks:

@@ -387,7 +387,8 @@ class AssistantMessage:
     stream reported; ``response_model`` is what the stream reported.
     ``provider`` names the host when known; with ``api`` and ``model`` it
     identifies who issued a signature. ``error`` holds the reason of a turn
-    that ended in an ``Error`` event.
+    that ended in an ``Error`` event, ``error_code`` the provider's code for
+    it when it gave one (written by ``to_dict()`` only when set).
     """
 
     content: tuple[ContentBlock, ...]
@@ -400,6 +401,7 @@ class AssistantMessage:
     provider: str | None = None
     response_model: str | None = None
     error: str | None = None
+    error_code: str | None = None
 
     @property
     def text(self) -> str:
@@ -411,7 +413,7 @@ class AssistantMessage:
         return tuple(b for b in self.content if isinstance(b, ToolCallBlock))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d = {
             "type": "assistant",
             "content": [b.to_dict() for b in self.content],
             "api": self.api,
@@ -424,6 +426,9 @@ class AssistantMessage:
             "response_model": self.response_model,
             "error": self.error,
         }
+        if self.error_code is not None:
+            d["error_code"] = self.error_code
+        return d
 
 
 @dataclass(frozen=True, slots=True)
@@ -563,5 +568,6 @@ def message_from_dict(d: Mapping[str, Any]) -> Message:
             d.get("provider"),
             d.get("response_model"),
             d.get("error"),
+            d.get("error_code"),
         )
     raise ValueError(f"unknown message type: {t!r}")

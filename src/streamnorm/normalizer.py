@@ -44,6 +44,7 @@ from . import _json
 from .apis import ApiName, resolve_api
 from .builder import MessageBuilder
 from .codec import response_api_of
+from .errors import error_code
 from .events import Event
 from .framing import (
     FRAMERS,
@@ -499,7 +500,8 @@ class StreamNormalizer:
 
     def _upstream_error_body(self, payload: dict[str, Any]) -> None:
         """An error object fed instead of a stream (HTTP error bodies)."""
-        reason, code = error_of(payload.get("error"), codes=("type", "code", "status"))
+        reason, _ = error_of(payload.get("error"))
+        code = error_code(payload.get("error"))
         builder = self._ensure_builder(error_body_api(payload, self._framing))
         builder.fail("upstream", reason, code)
 
