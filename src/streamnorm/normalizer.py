@@ -493,8 +493,8 @@ class StreamNormalizer:
             return False
         self._fail(
             "protocol",
-            f"the input is a non-streaming {api} response, not a stream: "
-            f"read it with streamnorm.decode_response(body, {api!r})",
+            f"the input is a non-streaming {api} response (a single JSON document), "
+            f"not a stream: read it with streamnorm.decode_response(body, {api!r})",
         )
         return True
 
