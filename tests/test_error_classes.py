@@ -229,3 +229,34 @@ def test_status_of_each_response_shape() -> None:
     assert status_of(aiohttp_like) == (503, {})
     assert status_of(sdk_like) == (401, {"Retry-After": "1"})
     assert status_of(object()) == (None, {})
+
+
+GEMINI_RETRY_INFO = {
+    "error": {
+        "code": 429,
+        "message": "You exceeded your current quota.",
+        "status": "RESOURCE_EXHAUSTED",
+        "details": [
+            {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []},
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "26s"},
+        ],
+    }
+}
+
+
+def test_gemini_retry_delay_in_the_body_is_retry_after() -> None:
+    assert _body_error(GEMINI_RETRY_INFO).retry_after == 26.0
+    in_stream = f"data: {json.dumps(GEMINI_RETRY_INFO)}\r\n\r\n".encode()
+    assert _error(list(normalize(in_stream, "google-generative-ai"))).retry_after == 26.0
+    decoded = _error(response_events(GEMINI_RETRY_INFO, "google-generative-ai"))
+    assert decoded.retry_after == 26.0
+
+
+def test_the_body_retry_after_survives_an_http_status_without_header() -> None:
+    body = json.dumps(GEMINI_RETRY_INFO).encode()
+    with (
+        httpx.Client(transport=_transport(429, body, {})) as client,
+        client.stream("POST", "http://127.0.0.1/v1beta/models/g:streamGenerateContent") as response,
+    ):
+        error = _error(list(sn_httpx.iter_events(response)))
+    assert (error.status, error.retry_after) == (429, 26.0)

@@ -957,9 +957,12 @@ class MessageBuilder:
         assert self._final is not None
         self.events.append(Done(self._final))
 
-    def fail(self, kind: str, reason: str, code: str | None = None) -> None:
+    def fail(
+        self, kind: str, reason: str, code: str | None = None, retry_after: float | None = None
+    ) -> None:
         """End with ``Error(kind)``: everything received so far is kept, open
-        blocks are ended (open tool calls as ``incomplete``)."""
+        blocks are ended (open tool calls as ``incomplete``). ``retry_after``
+        is the wait the provider's error body named, if any."""
         if self.closed:
             return
         if not self._started:
@@ -970,7 +973,7 @@ class MessageBuilder:
         assert self._final is not None
         if code is not None:
             self._final = replace(self._final, error_code=code)
-        self.events.append(Error(kind, reason, code, self._final))
+        self.events.append(Error(kind, reason, code, self._final, retry_after=retry_after))
 
     def conclude(self, message: AssistantMessage, error: Error | None = None) -> None:
         """End with the terminal of a relayed stream of canonical events

@@ -25,6 +25,7 @@ from typing import Any
 __all__ = [
     "CATEGORIES",
     "CONTEXT_OVERFLOW",
+    "body_retry_after",
     "classify",
     "error_code",
     "is_retryable",
@@ -185,6 +186,26 @@ def error_code(error: Any) -> str | None:
     number = error.get("code")
     if isinstance(number, int) and not isinstance(number, bool):
         return str(number)
+    return None
+
+
+#: Google's ``google.rpc.RetryInfo`` delay: a decimal number of seconds, "s".
+_DURATION = re.compile(r"\s*(\d+(?:\.\d*)?)s\s*")
+
+
+def body_retry_after(error: Any) -> float | None:
+    """The wait an error body names: Gemini's ``details`` entry of type
+    ``google.rpc.RetryInfo`` with ``retryDelay`` (``"26s"``). None when the
+    body names none."""
+    details = error.get("details") if isinstance(error, Mapping) else None
+    if not isinstance(details, list):
+        return None
+    for detail in details:
+        if isinstance(detail, Mapping) and str(detail.get("@type", "")).endswith("RetryInfo"):
+            delay = detail.get("retryDelay")
+            match = _DURATION.fullmatch(delay) if isinstance(delay, str) else None
+            if match is not None:
+                return float(match.group(1))
     return None
 
 

@@ -44,7 +44,7 @@ from . import _json
 from .apis import ApiName, resolve_api
 from .builder import MessageBuilder
 from .codec import response_api_of
-from .errors import error_code
+from .errors import body_retry_after, error_code
 from .events import Event
 from .framing import (
     FRAMERS,
@@ -500,10 +500,10 @@ class StreamNormalizer:
 
     def _upstream_error_body(self, payload: dict[str, Any]) -> None:
         """An error object fed instead of a stream (HTTP error bodies)."""
-        reason, _ = error_of(payload.get("error"))
-        code = error_code(payload.get("error"))
+        error = payload.get("error")
+        reason, _ = error_of(error)
         builder = self._ensure_builder(error_body_api(payload, self._framing))
-        builder.fail("upstream", reason, code)
+        builder.fail("upstream", reason, error_code(error), body_retry_after(error))
 
     def _no_payload(self) -> None:
         """End of input before any usable payload."""

@@ -40,6 +40,8 @@ def status_of(response: Any) -> tuple[int | None, Mapping[str, str]]:
 def _stamped(event: Event, status: int, retry_after: float | None) -> Event:
     if type(event) is not Error:
         return event
+    if retry_after is None:  # the body may have named one (Gemini's RetryInfo)
+        return replace(event, status=status)
     return replace(event, status=status, retry_after=retry_after)
 
 
