@@ -13,7 +13,7 @@ import struct
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
@@ -82,7 +82,7 @@ def fixture_id(path: Path) -> str:
 
 
 def api_of(path: Path) -> ApiName:
-    return cast("ApiName", path.parent.name)
+    return path.parent.name
 
 
 def load(name: str) -> bytes:

@@ -1,6 +1,7 @@
-"""The front door: api names are a ``Literal`` type that cannot drift from
+"""The front door: api names are a type (a ``Literal`` of the known names, or any ``str``
+checked at run time) that cannot drift from
 what ``resolve_api`` accepts, the entry points take real keyword parameters
-(a type checker catches ``modle=`` and ``api="antrhopic"``), and every
+(a type checker catches ``modle=``), and every
 argument is checked when the call is made, not at the first ``next()``."""
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import pytest
 import requests
 
 from streamnorm import StreamNormalizer, anormalize, normalize
-from streamnorm.apis import APIS, READ_ONLY_APIS, ApiName, WireApi, resolve_api
+from streamnorm.apis import APIS, READ_ONLY_APIS, KnownApiName, WireApi, resolve_api
 from streamnorm.inline.base import ParserKeywords, ParserOptions
 from streamnorm.integrations import aiohttp as sn_aiohttp
 from streamnorm.integrations import httpx as sn_httpx
@@ -38,8 +39,8 @@ def _names_resolve_api_lists() -> set[str]:
 
 
 def test_api_name_literal_is_every_name_resolve_api_accepts() -> None:
-    # A new api or alias in apis.py must be added to ApiName (and WireApi) too.
-    accepted = set(typing.get_args(ApiName))
+    # A new api or alias in apis.py must be added to KnownApiName (and WireApi) too.
+    accepted = set(typing.get_args(KnownApiName))
     assert accepted == _names_resolve_api_lists()
     canonical = {resolve_api(name, allow_auto=True) for name in accepted} - {"auto"}
     wire_apis = {*APIS, *READ_ONLY_APIS}
@@ -145,12 +146,11 @@ TYPOS = """
     from streamnorm import StreamNormalizer, get_parser, normalize
     from streamnorm.integrations.httpx import iter_events
 
-    normalize([b""], api="antrhopic")
     normalize([b""], modle="m")
-    StreamNormalizer("gemni")
     iter_events(httpx.Response(200), choice="first")
     get_parser("hermes", reasonin="think")
     normalize([b""], api="anthropic", model="m", max_stream_bytes=None)
+    StreamNormalizer(str({"api": "gemini"}["api"]))
 """
 
 
@@ -167,8 +167,8 @@ def test_a_type_checker_catches_typos_at_the_front_door(tmp_path: Path) -> None:
     assert status == 1, out + err
     errors = [line for line in out.splitlines() if ": error:" in line]
     lines = {int(line.split(":")[1]) for line in errors}
-    # every typo line (7-11 of the dedented text), and not the good call
-    assert lines == {7, 8, 9, 10, 11}, out
-    assert any("'antrhopic'" in line for line in errors), out
+    # every typo line (7-9 of the dedented text), and not the good calls: an
+    # api name is any str (read from a config file), checked at run time
+    assert lines == {7, 8, 9}, out
     assert any('"modle"' in line for line in errors), out
     assert any('"reasonin"' in line for line in errors), out

@@ -381,7 +381,7 @@ def test_base_exceptions_and_thrown_exceptions_are_not_source_errors() -> None:
 
 def test_programming_errors_raise() -> None:
     with pytest.raises(ValueError):
-        StreamNormalizer("no-such-api")  # type: ignore[arg-type]
+        StreamNormalizer("no-such-api")
     n = StreamNormalizer("anthropic-messages")
     n.flush()
     with pytest.raises(RuntimeError):

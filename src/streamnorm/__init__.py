@@ -1,6 +1,7 @@
 """streamnorm: one canonical event stream for every LLM streaming API."""
 
-from .apis import APIS, READ_ONLY_APIS, ApiName, WireApi, resolve_api
+from . import samples
+from .apis import APIS, READ_ONLY_APIS, ApiName, KnownApiName, WireApi, resolve_api
 from .codec import (
     ResponseHistory,
     UnknownResponse,
@@ -79,6 +80,7 @@ __all__ = [
     "Error",
     "Event",
     "ImageBlock",
+    "KnownApiName",
     "Message",
     "ModelInfo",
     "NormalizationError",
@@ -138,6 +140,7 @@ __all__ = [
     "parse_partial_json",
     "read_count",
     "resolve_api",
+    "samples",
     "sanitize_messages_for_target",
     "sanitize_with_warnings",
     "usage_cost",

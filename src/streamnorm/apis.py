@@ -9,6 +9,7 @@ __all__ = [
     "APIS",
     "READ_ONLY_APIS",
     "ApiName",
+    "KnownApiName",
     "WireApi",
     "resolve_api",
     "resolve_spoken_api",
@@ -30,9 +31,16 @@ WireApi = Literal[
 #: Every name an ``api`` argument accepts: a wire API, an alias, or
 #: ``"auto"``/``"openai"`` (detected from the first event). Kept equal to the
 #: names :func:`resolve_api` lists by the same test.
-ApiName = Literal[
+KnownApiName = Literal[
     WireApi, "anthropic", "google", "gemini", "bedrock", "ollama", "cohere", "auto", "openai"
 ]
+
+#: The type of every ``api`` argument (the stream entry points, the request
+#: codec, the encoders): one of :data:`KnownApiName` (which editors offer), or
+#: any ``str`` read from a config file or a command line, checked at run time
+#: by :func:`resolve_api` (an unknown name raises ``ValueError`` listing the
+#: valid ones, a value that is not a ``str`` raises ``TypeError``).
+ApiName = KnownApiName | str
 
 #: The four wire APIs, in the order the docs list them.
 APIS: tuple[WireApi, ...] = (
@@ -62,7 +70,7 @@ ALIASES: dict[str, str] = {
 }
 
 
-def resolve_api(name: str, *, allow_auto: bool = False) -> WireApi | Literal["auto"]:
+def resolve_api(name: ApiName, *, allow_auto: bool = False) -> WireApi | Literal["auto"]:
     """Return the canonical api for ``name`` (an api or an alias).
 
     With ``allow_auto``, ``"auto"`` and ``"openai"`` resolve to ``"auto"``
@@ -71,7 +79,9 @@ def resolve_api(name: str, *, allow_auto: bool = False) -> WireApi | Literal["au
     ``str`` read from elsewhere (a config file, a command line) becomes an
     api name the entry points' types accept this way.
     """
-    key = name.strip().lower() if isinstance(name, str) else name
+    if not isinstance(name, str):
+        raise TypeError(f"api must be a str naming a wire api, not {type(name).__name__}")
+    key = name.strip().lower()
     if key in APIS or key in READ_ONLY_APIS:
         return key
     if key in ALIASES:
@@ -82,7 +92,7 @@ def resolve_api(name: str, *, allow_auto: bool = False) -> WireApi | Literal["au
     raise ValueError(f"unknown api {name!r}; valid names: {', '.join(valid)}")
 
 
-def resolve_spoken_api(name: str) -> WireApi:
+def resolve_spoken_api(name: ApiName) -> WireApi:
     """:func:`resolve_api` for what writes an api (the request codec, the
     encoders, a gateway upstream): one of :data:`APIS`. A read-only api
     raises ``ValueError`` saying that it is only read."""

@@ -967,9 +967,12 @@ class MessageBuilder:
         assert self._final is not None
         self.events.append(Done(self._final))
 
-    def fail(self, kind: str, reason: str, code: str | None = None) -> None:
+    def fail(
+        self, kind: str, reason: str, code: str | None = None, retry_after: float | None = None
+    ) -> None:
         """End with ``Error(kind)``: everything received so far is kept, open
-        blocks are ended (open tool calls as ``incomplete``)."""
+        blocks are ended (open tool calls as ``incomplete``). ``retry_after``
+        is the wait the provider's error body named, if any."""
         if self.closed:
             return
         if not self._started:
@@ -978,7 +981,9 @@ class MessageBuilder:
         stop = StopReason.ABORTED if kind == "aborted" else StopReason.ERROR
         self._close(stop, reason)
         assert self._final is not None
-        self.events.append(Error(kind, reason, code, self._final))
+        if code is not None:
+            self._final = replace(self._final, error_code=code)
+        self.events.append(Error(kind, reason, code, self._final, retry_after=retry_after))
 
     def conclude(self, message: AssistantMessage, error: Error | None = None) -> None:
         """End with the terminal of a relayed stream of canonical events
@@ -1000,7 +1005,7 @@ class MessageBuilder:
         if error is None:
             self.events.append(Done(self._final))
         else:
-            self.events.append(Error(error.kind, error.reason, error.code, self._final))
+            self.events.append(replace(error, message=self._final))
 
     def _end_open(self, *, cut: bool) -> None:
         for block in self._blocks:

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from ._json import loads
-from .apis import resolve_spoken_api
+from .apis import ApiName, resolve_spoken_api
 from .events import Event
 from .messages import AssistantMessage, Message, ToolCallBlock, ToolResultMessage
 from .providers.anthropic import request as anthropic_request
@@ -44,6 +44,7 @@ __all__ = [
     "decode_response",
     "detect_response_api",
     "encode_request",
+    "response_api_of",
     "response_events",
     "validate_request_body",
 ]
@@ -99,7 +100,7 @@ _RESPONSES: dict[str, _ResponseCodec] = {
 }
 
 
-def _codec(api: str) -> _RequestCodec:
+def _codec(api: ApiName) -> _RequestCodec:
     return _REQUESTS[resolve_spoken_api(api)]
 
 
@@ -118,7 +119,7 @@ def _json_body(body: bytes | str | Mapping[str, Any], what: str) -> Mapping[str,
 
 def encode_request(
     request: Request,
-    api: str,
+    api: ApiName,
     *,
     provider: str | None = None,
     sanitize: bool = True,
@@ -247,7 +248,7 @@ def _named_results(messages: tuple[Message, ...]) -> tuple[Message, ...]:
 
 def decode_request(
     body: bytes | str | Mapping[str, Any],
-    api: str,
+    api: ApiName,
     *,
     path: str | None = None,
     headers: Mapping[str, str] | None = None,
@@ -283,7 +284,7 @@ def decode_request(
     return replace(request, headers={name: kept}) if kept else request
 
 
-def validate_request_body(body: Mapping[str, Any], api: str) -> list[str]:
+def validate_request_body(body: Mapping[str, Any], api: ApiName) -> list[str]:
     """Problems ``api`` would reject in a request body (requests.md §9), as
     far as its structural rules go; empty when none is broken."""
     return _codec(api).validate_body(body)
@@ -291,7 +292,7 @@ def validate_request_body(body: Mapping[str, Any], api: str) -> list[str]:
 
 def decode_response(
     body: bytes | str | Mapping[str, Any],
-    api: str,
+    api: ApiName,
     *,
     model: str | None = None,
     provider: str | None = None,
@@ -307,7 +308,7 @@ def decode_response(
 
 def response_events(
     body: bytes | str | Mapping[str, Any],
-    api: str,
+    api: ApiName,
     *,
     model: str | None = None,
     provider: str | None = None,
@@ -323,10 +324,16 @@ def response_events(
     return events
 
 
-def detect_response_api(body: bytes | str) -> str | None:
-    """The api of a non-streaming JSON response body, or None when ``body``
-    is not one (a stream, or anything else). Error bodies of unknown origin
-    give ``"error"``."""
+def detect_response_api(body: bytes | str | Mapping[str, Any]) -> str | None:
+    """The api of a non-streaming JSON response body (its bytes, its text,
+    or the parsed object), or None when ``body`` is not one (a stream, or
+    anything else). Error bodies of unknown origin give ``"error"``."""
+    if isinstance(body, Mapping):
+        return response_api_of(body)
+    if not isinstance(body, (bytes, str)):
+        raise TypeError(
+            f"body must be bytes, str or a parsed JSON object, not {type(body).__name__}"
+        )
     text = body.lstrip()
     if text[:1] not in (b"{", "{"):
         return None
@@ -334,8 +341,12 @@ def detect_response_api(body: bytes | str) -> str | None:
         value = loads(text)
     except ValueError:
         return None
-    if not isinstance(value, dict):
-        return None
+    return response_api_of(value) if isinstance(value, dict) else None
+
+
+def response_api_of(value: Mapping[str, Any]) -> str | None:
+    """The api whose non-streaming response (or error body) ``value`` is
+    shaped as, ``"error"`` for an error body of unknown origin, else None."""
     kind = value.get("type")
     if kind == "message" or (kind == "error" and "error" in value):
         return "anthropic-messages"

@@ -17,7 +17,7 @@ from collections.abc import (
 )
 from typing import Any
 
-from .apis import resolve_spoken_api
+from .apis import ApiName, resolve_spoken_api
 from .events import Event
 from .messages import AssistantMessage
 from .providers.anthropic import encoder as anthropic
@@ -73,7 +73,7 @@ class StreamEncoder:
 
     def __init__(
         self,
-        api: str,
+        api: ApiName,
         *,
         model: str | None = None,
         response_id: str | None = None,
@@ -94,7 +94,7 @@ class StreamEncoder:
         return self._writer.close()
 
 
-def encode_stream(events: Iterable[Event], api: str, **options: Any) -> Iterator[bytes]:
+def encode_stream(events: Iterable[Event], api: ApiName, **options: Any) -> Iterator[bytes]:
     """The bytes of ``events`` encoded for ``api``, one non-empty chunk per
     event that produced any. ``options`` are those of :class:`StreamEncoder`."""
     encoder = StreamEncoder(api, **options)
@@ -108,7 +108,7 @@ def encode_stream(events: Iterable[Event], api: str, **options: Any) -> Iterator
 
 
 async def aencode_stream(
-    events: AsyncIterable[Event] | Iterable[Event], api: str, **options: Any
+    events: AsyncIterable[Event] | Iterable[Event], api: ApiName, **options: Any
 ) -> AsyncIterator[bytes]:
     """Async twin of :func:`encode_stream`, over an async (or plain) iterable."""
     encoder = StreamEncoder(api, **options)
@@ -129,7 +129,7 @@ async def aencode_stream(
 
 def encode_response(
     message: AssistantMessage,
-    api: str,
+    api: ApiName,
     *,
     model: str | None = None,
     created: int = 0,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Literal
 
 from ._frozen import twin
+from .errors import classify, is_retryable
 from .messages import (
     AssistantMessage,
     ContentBlock,
@@ -283,7 +284,14 @@ class Done:
 class Error:
     """Terminal: the stream failed. ``kind`` is ``upstream``, ``truncated``,
     ``protocol``, ``limit`` or ``aborted``; ``message`` is everything received
-    so far (stop reason ``error`` or ``aborted``)."""
+    so far (stop reason ``error`` or ``aborted``).
+
+    ``code`` is the provider's own code, its most specific word
+    (``overloaded_error``, ``invalid_api_key``, ``RESOURCE_EXHAUSTED``);
+    ``status`` the HTTP status where the adapter that read the response knew
+    it; ``retry_after`` the seconds to wait that the response named
+    (``Retry-After``). ``category`` and ``retryable`` classify the error the
+    same way for every provider (`streamnorm.errors`)."""
 
     type: ClassVar[Literal["error"]] = "error"
 
@@ -291,13 +299,32 @@ class Error:
     reason: str
     code: str | None
     message: AssistantMessage
+    status: int | None = None
+    retry_after: float | None = None
+
+    @property
+    def category(self) -> str:
+        """One of `streamnorm.errors.CATEGORIES`: ``context_overflow``,
+        ``rate_limit``, ``overloaded``, ``auth``, ``invalid_request``,
+        ``server``, ``timeout`` …"""
+        return classify(self.kind, self.code, self.reason, self.status)
+
+    @property
+    def retryable(self) -> bool:
+        """Whether the same request may succeed when tried again later."""
+        return is_retryable(self.category)
 
     def to_dict(self) -> dict[str, Any]:
+        category = self.category
         return {
             "type": "error",
             "kind": self.kind,
             "reason": self.reason,
             "code": self.code,
+            "status": self.status,
+            "category": category,
+            "retryable": is_retryable(category),
+            "retry_after": self.retry_after,
             "message": self.message.to_dict(),
         }
 
@@ -406,7 +433,14 @@ _FROM_DICT: dict[str, Callable[[Mapping[str, Any]], Event]] = {
         _field(d, "kind"), _field(d, "detail"), d.get("raw")
     ),
     "done": lambda d: Done(_message(d)),
-    "error": lambda d: Error(_field(d, "kind"), _field(d, "reason"), d.get("code"), _message(d)),
+    "error": lambda d: Error(
+        _field(d, "kind"),
+        _field(d, "reason"),
+        d.get("code"),
+        _message(d),
+        d.get("status"),
+        d.get("retry_after"),
+    ),
 }
 
 

@@ -15,6 +15,7 @@ the lifetime (``"5m"``, ``"1h"`` …). ``to_dict()`` writes it only when set.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -404,9 +405,19 @@ def block_from_dict(d: Mapping[str, Any]) -> ContentBlock | ImageBlock | Documen
 @dataclass(frozen=True, slots=True)
 class UserMessage:
     """What the user said: plain text or a sequence of text, image and
-    document blocks (and parts of one API kept verbatim)."""
+    document blocks (and parts of one API kept verbatim).
+
+    Checked at construction: a list becomes a tuple, a string in it a
+    ``TextBlock``, a single block a one-block tuple; anything else (None, a
+    number, a dict in an api's own spelling) raises ``TypeError`` naming the
+    field."""
 
     content: str | tuple[UserContent, ...]
+
+    def __post_init__(self) -> None:
+        content = self.content
+        if type(content) is not str:
+            object.__setattr__(self, "content", _checked_blocks(content, "UserMessage.content"))
 
     def to_dict(self) -> dict[str, Any]:
         content: Any = (
@@ -423,7 +434,8 @@ class AssistantMessage:
     stream reported; ``response_model`` is what the stream reported.
     ``provider`` names the host when known; with ``api`` and ``model`` it
     identifies who issued a signature. ``error`` holds the reason of a turn
-    that ended in an ``Error`` event.
+    that ended in an ``Error`` event, ``error_code`` the provider's code for
+    it when it gave one (written by ``to_dict()`` only when set).
     """
 
     content: tuple[ContentBlock, ...]
@@ -436,6 +448,7 @@ class AssistantMessage:
     provider: str | None = None
     response_model: str | None = None
     error: str | None = None
+    error_code: str | None = None
 
     @property
     def text(self) -> str:
@@ -447,7 +460,7 @@ class AssistantMessage:
         return tuple(b for b in self.content if isinstance(b, ToolCallBlock))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d = {
             "type": "assistant",
             "content": [b.to_dict() for b in self.content],
             "api": self.api,
@@ -460,18 +473,35 @@ class AssistantMessage:
             "response_model": self.response_model,
             "error": self.error,
         }
+        if self.error_code is not None:
+            d["error_code"] = self.error_code
+        return d
 
 
 @dataclass(frozen=True, slots=True)
 class ToolResultMessage:
     """The result of executing a tool call, answering ``tool_call_id``.
-    ``cache`` is a prompt-cache breakpoint after the result."""
+    ``cache`` is a prompt-cache breakpoint after the result.
+
+    ``content`` is text or blocks (as a user message's); a tool's JSON result
+    given as it is (a dict, a list of JSON values, a number) becomes its JSON
+    text. The ids, ``None`` content and anything else are checked at
+    construction, raising ``TypeError`` naming the field."""
 
     tool_call_id: str
     tool_name: str
     content: str | tuple[UserContent, ...]
     is_error: bool = False
     cache: str | None = None
+
+    def __post_init__(self) -> None:
+        if type(self.tool_call_id) is not str or type(self.tool_name) is not str:
+            name = "tool_call_id" if type(self.tool_call_id) is not str else "tool_name"
+            value = getattr(self, name)
+            raise TypeError(f"ToolResultMessage.{name} must be a str, not {_kind(value)}")
+        content = self.content
+        if type(content) is not str:
+            object.__setattr__(self, "content", _tool_result_content(content))
 
     def to_dict(self) -> dict[str, Any]:
         content: Any = (
@@ -507,6 +537,60 @@ class SystemMessage:
 
 
 Message = UserMessage | AssistantMessage | ToolResultMessage | SystemMessage
+
+_USER_CONTENT = (TextBlock, ImageBlock, DocumentBlock, ProviderBlock)
+
+
+def _kind(value: object) -> str:
+    return "None" if value is None else type(value).__name__
+
+
+def _checked_blocks(content: object, where: str) -> tuple[UserContent, ...]:
+    """``content`` (not a str) as a tuple of user content blocks; a str item
+    becomes a ``TextBlock``. Raises ``TypeError`` naming ``where`` and the
+    item."""
+    if isinstance(content, _USER_CONTENT):
+        return (content,)
+    if not isinstance(content, (tuple, list)):
+        raise TypeError(
+            f"{where} must be a str or a sequence of TextBlock, ImageBlock, DocumentBlock "
+            f"or ProviderBlock, not {_kind(content)}"
+        )
+    if type(content) is tuple and all(type(b) in _USER_CONTENT for b in content):
+        return content  # the common case, built by a decoder: kept as it is
+    blocks: list[UserContent] = []
+    for i, item in enumerate(content):
+        if isinstance(item, str):
+            blocks.append(TextBlock(item))
+        elif isinstance(item, _USER_CONTENT):
+            blocks.append(item)
+        else:
+            hint = " (build blocks, or read dicts with block_from_dict)" * isinstance(item, dict)
+            raise TypeError(
+                f"{where}[{i}] must be a str, TextBlock, ImageBlock, DocumentBlock or "
+                f"ProviderBlock, not {_kind(item)}{hint}"
+            )
+    return tuple(blocks)
+
+
+def _tool_result_content(content: object) -> str | tuple[UserContent, ...]:
+    """A tool result's content that is not a str: blocks as a user message's,
+    a JSON value (dict, list without blocks, number, bool) as its JSON text."""
+    where = "ToolResultMessage.content"
+    if content is None:
+        raise TypeError(f"{where} must be a str, blocks or a JSON value, not None")
+    is_blocks = isinstance(content, _USER_CONTENT) or (
+        isinstance(content, (tuple, list))
+        and any(isinstance(item, _USER_CONTENT) for item in content)
+    )
+    if is_blocks:
+        return _checked_blocks(content, where)
+    if not isinstance(content, (dict, list, tuple, int, float)):
+        raise TypeError(f"{where} must be a str, blocks or a JSON value, not {_kind(content)}")
+    try:
+        return json.dumps(content, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{where} is not JSON: {exc}") from None
 
 
 def _user_content(c: Any) -> str | tuple[UserContent, ...]:
@@ -560,5 +644,6 @@ def message_from_dict(d: Mapping[str, Any]) -> Message:
             d.get("provider"),
             d.get("response_model"),
             d.get("error"),
+            d.get("error_code"),
         )
     raise ValueError(f"unknown message type: {t!r}")

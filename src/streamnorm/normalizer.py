@@ -43,6 +43,8 @@ from typing import Any
 from . import _json
 from .apis import ApiName, resolve_api
 from .builder import MessageBuilder
+from .codec import response_api_of
+from .errors import body_retry_after, error_code
 from .events import Event
 from .framing import (
     FRAMERS,
@@ -169,7 +171,7 @@ class StreamNormalizer:
         if self.closed or not chunk:
             return []
         if type(chunk) is not bytes:  # a bytearray or memoryview: copied once
-            chunk = bytes(chunk)
+            chunk = _as_bytes(chunk)
         total, limit = self._bytes + len(chunk), self._max_stream_bytes
         if limit is not None and total > limit:
             return self._feed_past_limit(chunk, limit)
@@ -459,6 +461,8 @@ class StreamNormalizer:
             self._upstream_error_body(payload)
             return False
         framing = _FRAMING_NAMES.get(self._framing or "", "this framing")
+        if self._framing in ("json", "ndjson") and self._whole_response(payload):
+            return False
         if forced is not None and api not in (None, "error", forced):
             self._fail(
                 "protocol",
@@ -479,11 +483,27 @@ class StreamNormalizer:
         self._bind(api)
         return True
 
+    def _whole_response(self, payload: dict[str, Any]) -> bool:
+        """A non-streaming response body fed as a stream (a request made
+        without ``stream``): ends the stream with ``Error(protocol)`` pointing
+        at ``decode_response``, which reads it. False when ``payload`` is no
+        such body."""
+        api = response_api_of(payload)
+        if api is None or api == "error" or (self._decoder is not None and api == self._api):
+            return False
+        self._fail(
+            "protocol",
+            f"the input is a non-streaming {api} response (a single JSON document), "
+            f"not a stream: read it with streamnorm.decode_response(body, {api!r})",
+        )
+        return True
+
     def _upstream_error_body(self, payload: dict[str, Any]) -> None:
         """An error object fed instead of a stream (HTTP error bodies)."""
-        reason, code = error_of(payload.get("error"), codes=("type", "code", "status"))
+        error = payload.get("error")
+        reason, _ = error_of(error)
         builder = self._ensure_builder(error_body_api(payload, self._framing))
-        builder.fail("upstream", reason, code)
+        builder.fail("upstream", reason, error_code(error), body_retry_after(error))
 
     def _no_payload(self) -> None:
         """End of input before any usable payload."""
@@ -536,6 +556,36 @@ def _check_options(
             raise ValueError(f"{name} must be >= {least}, got {value}")
 
 
+def _as_bytes(chunk: object) -> bytes:
+    """A chunk that is not ``bytes``: a bytearray or memoryview copied once;
+    anything else (a ``str``, an int from iterating a ``bytes`` object) is
+    the caller's mistake, refused with a ``TypeError`` saying what to pass."""
+    if isinstance(chunk, (bytearray, memoryview)):
+        return bytes(chunk)
+    if isinstance(chunk, str):
+        raise TypeError(
+            "a chunk must be bytes, not str: pass the raw bytes off the socket "
+            "(or text.encode('utf-8'))"
+        )
+    raise TypeError(f"a chunk must be bytes, bytearray or memoryview, not {type(chunk).__name__}")
+
+
+def _chunks_of(chunks: object) -> Any:
+    """The chunk source of `normalize`/`anormalize`: a whole stream given as
+    one ``bytes``/``bytearray``/``memoryview`` is one chunk (iterating it would
+    give ints); a ``str`` is refused with a ``TypeError`` saying what to pass.
+    Checked once, at the call: the per-chunk path stays as it was."""
+    if isinstance(chunks, (bytes, bytearray, memoryview)):
+        return (chunks,)
+    if isinstance(chunks, str):
+        raise TypeError(
+            "normalize() reads bytes, not str: pass the raw bytes of the stream "
+            "(samples.read() and files opened in 'rb' mode give them) or an iterable of "
+            "byte chunks"
+        )
+    return chunks
+
+
 def _not_a_stream(framing: str, quoted: bytes) -> str:
     if framing == "eventstream":
         return "the input is an AWS event stream, which no installed decoder reads"
@@ -545,7 +595,7 @@ def _not_a_stream(framing: str, quoted: bytes) -> str:
 
 
 def normalize(
-    chunks: Iterable[bytes],
+    chunks: Iterable[bytes] | bytes | bytearray | memoryview,
     api: ApiName = "auto",
     *,
     model: str | None = None,
@@ -556,7 +606,8 @@ def normalize(
     max_json_depth: int = DEFAULT_MAX_JSON_DEPTH,
     raise_source_errors: bool = False,
 ) -> Iterator[Event]:
-    """Normalize a stream given as any iterable of byte chunks.
+    """Normalize a stream given as any iterable of byte chunks, or as the
+    bytes of the whole stream (one chunk).
 
     Yields every event, exactly one terminal event last. Iteration of
     ``chunks`` stops as soon as the terminal event has been produced.
@@ -583,7 +634,7 @@ def normalize(
         max_stream_bytes=max_stream_bytes,
         max_json_depth=max_json_depth,
     )
-    return _normalize(normalizer, chunks, raise_source_errors)
+    return _normalize(normalizer, _chunks_of(chunks), raise_source_errors)
 
 
 def _normalize(
@@ -605,7 +656,7 @@ def _normalize(
 
 
 def anormalize(
-    chunks: AsyncIterable[bytes] | Iterable[bytes],
+    chunks: AsyncIterable[bytes] | Iterable[bytes] | bytes | bytearray | memoryview,
     api: ApiName = "auto",
     *,
     model: str | None = None,
@@ -650,7 +701,7 @@ def anormalize(
         max_stream_bytes=max_stream_bytes,
         max_json_depth=max_json_depth,
     )
-    return _anormalize(normalizer, chunks, raise_source_errors)
+    return _anormalize(normalizer, _chunks_of(chunks), raise_source_errors)
 
 
 async def _anormalize(

@@ -11,11 +11,18 @@ exactly what the other api cannot take.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .messages import Message, TextBlock, message_from_dict
+from .messages import (
+    AssistantMessage,
+    Message,
+    TextBlock,
+    ToolResultMessage,
+    UserMessage,
+    message_from_dict,
+)
 
 if TYPE_CHECKING:  # the sanitize package imports the providers, which import this module
     from .sanitize.report import SanitizeWarning
@@ -167,6 +174,10 @@ class Request:
     holds non-secret request headers of one api that change what the body
     means (``anthropic-beta``, ``anthropic-version``, ``openai-beta``), by
     api, sent with that api's request only.
+
+    ``messages`` may be given as a str (one user message: ``Request(model,
+    "hi")``) or any sequence; it is kept as a tuple, and an item that is not
+    a message raises ``TypeError`` naming its index.
     """
 
     model: str | None
@@ -187,6 +198,46 @@ class Request:
     parallel_tool_calls: bool | None = None
     system_role: str | None = None
     headers: Extra | None = None
+
+    if TYPE_CHECKING:  # the signature type checkers see: messages as a user would give them
+
+        def __init__(
+            self,
+            model: str | None,
+            messages: str | Sequence[Message],
+            system: str | tuple[TextBlock, ...] | None = None,
+            tools: tuple[Tool | ProviderTool, ...] = (),
+            tool_choice: str | None = None,
+            max_tokens: int | None = None,
+            temperature: float | None = None,
+            top_p: float | None = None,
+            top_k: int | None = None,
+            stop: tuple[str, ...] = (),
+            reasoning: Reasoning | None = None,
+            response_format: ResponseFormat | None = None,
+            stream: bool = True,
+            metadata: Mapping[str, str] | None = None,
+            extra: Extra | None = None,
+            parallel_tool_calls: bool | None = None,
+            system_role: str | None = None,
+            headers: Extra | None = None,
+        ) -> None: ...
+
+    def __post_init__(self) -> None:
+        messages: object = self.messages
+        if isinstance(messages, str):
+            messages = (UserMessage(messages),)
+        elif type(messages) is not tuple:
+            if not isinstance(messages, Sequence):
+                raise TypeError(
+                    f"Request.messages must be a str or a sequence of messages, "
+                    f"not {type(messages).__name__}"
+                )
+            messages = tuple(messages)
+        for i, message in enumerate(messages):
+            if not isinstance(message, _MESSAGES):
+                raise TypeError(_not_a_message(i, message))
+        object.__setattr__(self, "messages", messages)
 
     def to_dict(self) -> dict[str, Any]:
         system: Any = self.system
@@ -292,6 +343,18 @@ class WireRequest:
             dict(d["body"]),
             tuple(SanitizeWarning(**w) for w in d.get("warnings") or ()),
         )
+
+
+_MESSAGES = (UserMessage, AssistantMessage, ToolResultMessage)
+
+
+def _not_a_message(index: int, item: object) -> str:
+    kind = "None" if item is None else type(item).__name__
+    hint = " (read message dicts with message_from_dict)" if isinstance(item, dict) else ""
+    return (
+        f"messages[{index}] must be a UserMessage, AssistantMessage or ToolResultMessage, "
+        f"not {kind}{hint}"
+    )
 
 
 def _plain(extra: Extra | None) -> dict[str, Any] | None:

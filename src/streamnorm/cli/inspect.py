@@ -4,11 +4,12 @@ chunking of its bytes does not change its events."""
 from __future__ import annotations
 
 import argparse
+import os
 import random
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 from ..events import Done, Error, Event, NormalizationError, Start
 from ..messages import Usage
@@ -266,13 +267,59 @@ def _row(sm: Summary, g: Glyphs) -> list[str]:
     ]
 
 
-def _table(rows: list[list[str]], header: list[str]) -> str:
+#: No column is narrowed below this many characters to fit the terminal.
+_MIN_COLUMN = 6
+
+
+def _table(
+    rows: list[list[str]], header: list[str], columns: int | None = None, ellipsis: str = "…"
+) -> str:
+    """The rows as aligned columns; with ``columns`` (the terminal's width)
+    the widest columns are narrowed until a line fits, and a cell cut short
+    ends in ``ellipsis``."""
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    if columns is not None:
+        widths = _fit(widths, columns)
     lines = []
     for row in [header, *rows]:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+        cells = (_cut(c, w, ellipsis).ljust(w) for c, w in zip(row, widths, strict=True))
+        lines.append("  ".join(cells).rstrip())
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def _fit(widths: list[int], columns: int) -> list[int]:
+    """Narrow the widest column, one character at a time, until the line
+    (columns joined by two spaces) fits in ``columns`` or none can shrink."""
+    widths = list(widths)
+    excess = sum(widths) + 2 * (len(widths) - 1) - columns
+    while excess > 0:
+        widest = max(range(len(widths)), key=widths.__getitem__)
+        if widths[widest] <= _MIN_COLUMN:
+            break
+        widths[widest] -= 1
+        excess -= 1
+    return widths
+
+
+def _cut(cell: str, width: int, ellipsis: str) -> str:
+    if len(cell) <= width:
+        return cell
+    return cell[: max(width - len(ellipsis), 0)] + ellipsis
+
+
+def _terminal_columns(out: IO[str]) -> int | None:
+    """The width to fit the table to: ``COLUMNS`` when set, else the
+    terminal's when the output is one; None (no limit) for a pipe or file."""
+    value = os.environ.get("COLUMNS", "")
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    try:
+        if out.isatty():
+            return os.get_terminal_size(out.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        pass
+    return None
 
 
 # --------------------------------------------------------------------------
@@ -320,5 +367,8 @@ def run(args: argparse.Namespace) -> int:
         summaries.append(summary)
     if json_out is None and summaries:
         g = Glyphs.for_stream(out)
-        write_text(out, _table([_row(sm, g) for sm in summaries], HEADER) + "\n")
+        table = _table(
+            [_row(sm, g) for sm in summaries], HEADER, _terminal_columns(out), g.ellipsis
+        )
+        write_text(out, table + "\n")
     return status

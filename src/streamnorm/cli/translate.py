@@ -11,12 +11,12 @@ from __future__ import annotations
 import argparse
 from typing import IO
 
+from ..apis import APIS, resolve_spoken_api
 from ..encoder import StreamEncoder
 from ..events import Done, Error
 from .common import (
     MAX_CHUNK_SIZE,
     READ_SIZE,
-    api_arg,
     event_stream,
     make_tool_parser,
     terminal_status,
@@ -28,10 +28,16 @@ from .source import open_source
 
 
 def _target(value: str) -> str:
-    api = api_arg(value)
-    if api == "auto":
-        raise argparse.ArgumentTypeError("--to needs one api, not auto")
-    return api
+    """``--to``: one of the four apis streamnorm writes (an alias too);
+    ``auto`` and the apis it only reads are usage errors saying so."""
+    if value.strip().lower() in ("auto", "openai"):
+        raise argparse.ArgumentTypeError(
+            f"--to needs one api, not {value}; one of: {', '.join(APIS)}"
+        )
+    try:
+        return resolve_spoken_api(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def register(commands: Subcommands, shared: SharedOptions) -> None:
@@ -48,7 +54,13 @@ def register(commands: Subcommands, shared: SharedOptions) -> None:
         ),
     )
     p.add_argument("file", nargs="?", metavar="FILE", help=INPUT_HELP)
-    p.add_argument("--to", required=True, type=_target, metavar="API", help="the api to write")
+    p.add_argument(
+        "--to",
+        required=True,
+        type=_target,
+        metavar="API",
+        help=f"the api to write: {', '.join(APIS)} (or an alias: anthropic, gemini, google)",
+    )
     p.add_argument(
         "--as-model", metavar="M", help="the model name the output names (default: the stream's)"
     )

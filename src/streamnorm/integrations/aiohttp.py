@@ -24,6 +24,7 @@ from ..normalizer import anormalize
 from ..options import NormalizerOptions
 from .hosts import with_provider
 from .idle import check_idle_timeout, idle_limited
+from .status import aiter_with_status
 
 if TYPE_CHECKING:
     import aiohttp
@@ -47,9 +48,11 @@ def aiter_events(
     events with ``Error(kind="truncated")`` naming it; with
     ``raise_source_errors=True`` it is re-raised after that event.
     ``options`` go to ``StreamNormalizer``; ``provider`` defaults to the host
-    of ``response.url`` (:mod:`.hosts`).
+    of ``response.url`` (:mod:`.hosts`). An error response's ``Error``
+    carries its HTTP status and ``Retry-After``.
     """
     seconds = check_idle_timeout(idle_timeout)
     body = idle_limited(response.content.iter_any(), seconds)
     options = with_provider(options, response.url)
-    return anormalize(body, api, raise_source_errors=raise_source_errors, **options)
+    events = anormalize(body, api, raise_source_errors=raise_source_errors, **options)
+    return aiter_with_status(events, response)

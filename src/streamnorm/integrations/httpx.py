@@ -24,6 +24,7 @@ from ..normalizer import anormalize, normalize
 from ..options import NormalizerOptions
 from .hosts import with_provider
 from .idle import check_idle_timeout, idle_limited
+from .status import aiter_with_status, iter_with_status
 
 if TYPE_CHECKING:
     import httpx
@@ -45,10 +46,14 @@ def iter_events(
     ``httpx.RemoteProtocolError`` …) ends the events with
     ``Error(kind="truncated")`` naming it; with ``raise_source_errors=True``
     it is re-raised after that event. ``options`` go to ``StreamNormalizer``;
-    ``provider`` defaults to the request's host (:mod:`.hosts`).
+    ``provider`` defaults to the request's host (:mod:`.hosts`). An error
+    response's ``Error`` carries its HTTP status and ``Retry-After``.
     """
     options = with_provider(options, _url(response))
-    return normalize(response.iter_bytes(), api, raise_source_errors=raise_source_errors, **options)
+    events = normalize(
+        response.iter_bytes(), api, raise_source_errors=raise_source_errors, **options
+    )
+    return iter_with_status(events, response)
 
 
 def aiter_events(
@@ -65,7 +70,8 @@ def aiter_events(
     seconds = check_idle_timeout(idle_timeout)
     body = idle_limited(response.aiter_bytes(), seconds)
     options = with_provider(options, _url(response))
-    return anormalize(body, api, raise_source_errors=raise_source_errors, **options)
+    events = anormalize(body, api, raise_source_errors=raise_source_errors, **options)
+    return aiter_with_status(events, response)
 
 
 def _url(response: httpx.Response) -> object:

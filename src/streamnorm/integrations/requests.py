@@ -23,6 +23,7 @@ from ..events import Event
 from ..normalizer import normalize
 from ..options import NormalizerOptions
 from .hosts import with_provider
+from .status import iter_with_status
 
 if TYPE_CHECKING:
     import requests
@@ -51,10 +52,12 @@ def iter_events(
     mid-body …) ends the events with ``Error(kind="truncated")`` naming it;
     with ``raise_source_errors=True`` it is re-raised after that event.
     ``options`` go to ``StreamNormalizer``; ``provider`` defaults to the host
-    of ``response.url`` (:mod:`.hosts`).
+    of ``response.url`` (:mod:`.hosts`). An error response's ``Error``
+    carries its HTTP status and ``Retry-After``.
     """
     options = with_provider(options, response.url)
-    return normalize(_body(response), api, raise_source_errors=raise_source_errors, **options)
+    events = normalize(_body(response), api, raise_source_errors=raise_source_errors, **options)
+    return iter_with_status(events, response)
 
 
 def _body(response: requests.Response) -> Iterator[bytes]:

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 from .hosts import with_provider
 from .idle import check_idle_timeout, idle_limited
+from .status import aiter_with_status, iter_with_status
 
 __all__ = ["aiter_chunk_events", "aiter_events", "iter_chunk_events", "iter_events"]
 
@@ -114,7 +115,8 @@ def iter_events(
     if isinstance(chunks, AsyncIterable):
         raise TypeError("an async SDK response: use aiter_events() with `async for`")
     options = with_provider(options, _source_url(raw_response))
-    return normalize(chunks, api, raise_source_errors=raise_source_errors, **options)
+    events = normalize(chunks, api, raise_source_errors=raise_source_errors, **options)
+    return iter_with_status(events, raw_response)
 
 
 def aiter_events(
@@ -131,7 +133,8 @@ def aiter_events(
     seconds = check_idle_timeout(idle_timeout)
     chunks = _idle(_async_bytes(raw_response), seconds)
     options = with_provider(options, _source_url(raw_response))
-    return anormalize(chunks, api, raise_source_errors=raise_source_errors, **options)
+    events = anormalize(chunks, api, raise_source_errors=raise_source_errors, **options)
+    return aiter_with_status(events, raw_response)
 
 
 def _idle(

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..._json import dumps_compact
 from ...builder import MessageBuilder
+from ...errors import body_retry_after
 from ...json_writer import IncrementalJSONWriter
 from ...messages import StopReason, Usage
 from ..base import MAX_COUNT, Decoder, as_counts, as_dict, as_list, as_str, error_of
@@ -195,7 +196,7 @@ class GoogleDecoder(Decoder):
     def _error(self, error: Any) -> None:
         reason, code = error_of(error, codes=("status", "code"))
         self._before_terminal()
-        self.builder.fail("upstream", reason, code)
+        self.builder.fail("upstream", reason, code, body_retry_after(error))
 
     def _identify(self, payload: dict[str, Any]) -> None:
         model = as_str(payload.get("modelVersion"))

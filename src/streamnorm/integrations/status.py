@@ -1,0 +1,69 @@
+"""The HTTP status of the response an adapter reads, put on its ``Error``.
+
+A provider that refuses a request answers with an HTTP error status and an
+error body; the body becomes ``Error(kind="upstream")`` with the provider's
+code, and the status and ``Retry-After`` that only the HTTP response holds
+are added here (``Error.status``, ``Error.retry_after``), so that
+``Error.category`` and ``Error.retryable`` can use them. A successful
+response (status below 400) is passed through untouched: the events of a
+normal stream are not wrapped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import replace
+from typing import Any
+
+from ..errors import retry_after_of
+from ..events import Error, Event
+
+__all__ = ["aiter_with_status", "iter_with_status", "status_of"]
+
+
+def status_of(response: Any) -> tuple[int | None, Mapping[str, str]]:
+    """``(status, headers)`` of an httpx, requests or aiohttp response, or
+    of the HTTP response under an SDK raw response; ``(None, {})`` when it
+    has none."""
+    for obj in (response, getattr(response, "http_response", None)):
+        if obj is None:
+            continue
+        status = getattr(obj, "status_code", None)
+        if status is None:
+            status = getattr(obj, "status", None)
+        if isinstance(status, int) and not isinstance(status, bool):
+            headers = getattr(obj, "headers", None)
+            return status, headers if isinstance(headers, Mapping) else {}
+    return None, {}
+
+
+def _stamped(event: Event, status: int, retry_after: float | None) -> Event:
+    if type(event) is not Error:
+        return event
+    if retry_after is None:  # the body may have named one (Gemini's RetryInfo)
+        return replace(event, status=status)
+    return replace(event, status=status, retry_after=retry_after)
+
+
+def iter_with_status(events: Iterator[Event], response: Any) -> Iterator[Event]:
+    """``events``, with the response's error status on their ``Error``."""
+    status, headers = status_of(response)
+    if status is None or status < 400:
+        return events
+    retry_after = retry_after_of(headers)
+    return (_stamped(event, status, retry_after) for event in events)
+
+
+def aiter_with_status(events: AsyncIterator[Event], response: Any) -> AsyncIterator[Event]:
+    """:func:`iter_with_status` for async events."""
+    status, headers = status_of(response)
+    if status is None or status < 400:
+        return events
+    return _astamped(events, status, retry_after_of(headers))
+
+
+async def _astamped(
+    events: AsyncIterator[Event], status: int, retry_after: float | None
+) -> AsyncIterator[Event]:
+    async for event in events:
+        yield _stamped(event, status, retry_after)
