@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .messages import (
     AssistantMessage,
     Message,
+    SystemMessage,
     TextBlock,
     ToolResultMessage,
     UserMessage,
@@ -345,14 +346,15 @@ class WireRequest:
         )
 
 
-_MESSAGES = (UserMessage, AssistantMessage, ToolResultMessage)
+_MESSAGES = (UserMessage, AssistantMessage, ToolResultMessage, SystemMessage)
 
 
 def _not_a_message(index: int, item: object) -> str:
     kind = "None" if item is None else type(item).__name__
     hint = " (read message dicts with message_from_dict)" if isinstance(item, dict) else ""
     return (
-        f"messages[{index}] must be a UserMessage, AssistantMessage or ToolResultMessage, "
+        f"messages[{index}] must be a UserMessage, AssistantMessage, ToolResultMessage "
+        "or SystemMessage, "
         f"not {kind}{hint}"
     )
 
