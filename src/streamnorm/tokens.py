@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ._json import dumps_compact, loads
-from .apis import resolve_spoken_api
+from .apis import ApiName, resolve_spoken_api
 from .codec import encode_request
 from .messages import (
     AssistantMessage,
@@ -123,7 +123,7 @@ _COUNT_PATHS = {
 }
 
 
-def count_request(request: Request, api: str, *, provider: str | None = None) -> WireRequest:
+def count_request(request: Request, api: ApiName, *, provider: str | None = None) -> WireRequest:
     """The request that asks ``api``'s own server to count ``request``'s input
     tokens (sans-IO: send it with the API's credential, then :func:`read_count`).
 
@@ -145,7 +145,7 @@ def count_request(request: Request, api: str, *, provider: str | None = None) ->
     return WireRequest("POST", _COUNT_PATHS[name], headers, body)
 
 
-def read_count(body: bytes | str | Mapping[str, Any], api: str) -> int:
+def read_count(body: bytes | str | Mapping[str, Any], api: ApiName) -> int:
     """The input tokens in a count endpoint's answer (``input_tokens``, or
     Gemini's ``totalTokens``); ``ValueError`` when the body holds none (an
     error body among them)."""
@@ -160,7 +160,7 @@ def read_count(body: bytes | str | Mapping[str, Any], api: str) -> int:
 
 def count_tokens(
     request: Request,
-    api: str,
+    api: ApiName,
     model: str | None = None,
     *,
     send: Callable[[WireRequest], bytes] | None = None,
@@ -183,7 +183,7 @@ def count_tokens(
     return TokenCount(read_count(send(wire), name), True, name)
 
 
-def estimate_tokens(request: Request, api: str = "openai-responses") -> int:
+def estimate_tokens(request: Request, api: ApiName = "openai-responses") -> int:
     """A local estimate of ``request``'s input tokens for a model behind ``api``."""
     rates = _RATES[resolve_spoken_api(api)]
     chars = 0
