@@ -197,8 +197,9 @@ def test_foreign_signatures_are_wrapped_in_the_target_field() -> None:
     thinking = unwrap(content[0]["signature"])
     assert thinking is not None and (thinking.kind, thinking.signature) == ("thinking", "c2lnQQ==")
     assert thinking.issuer.api == "google-generative-ai" and thinking.issuer.provider == "google"
-    turn = unwrap(content[-1]["signature"])  # the piggyback block, after the blocks it signs
-    assert content[-1]["type"] == "thinking" and content[-1]["thinking"] == ""
+    turn = unwrap(content[1]["signature"])  # the carrier, just before the blocks it signs
+    assert content[1]["type"] == "thinking" and content[1]["thinking"] == ""
+    assert [b["type"] for b in content] == ["thinking", "thinking", "text", "tool_use"]
     assert turn is not None and turn.kind == "turn"
     assert turn.signature == [[1, "text", "dGV4dA=="], [2, "toolcall", "Y2FsbA=="]]
     item = encode_response(message, "openai-responses")["output"][0]

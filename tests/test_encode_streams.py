@@ -31,6 +31,7 @@ from streamnorm import (
     ToolCallDelta,
     Usage,
     aencode_stream,
+    decode_request,
     encode_stream,
 )
 from streamnorm.envelope import unwrap
@@ -465,3 +466,76 @@ def test_a_gemini_signature_that_is_not_base64_still_reaches_the_sdk() -> None:
     assert isinstance(thinking, ThinkingBlock)
     envelope = unwrap(thinking.signature)
     assert envelope is not None and envelope.signature == "00000"
+
+
+def _gemini_signed_text_turn() -> bytes:
+    """A Gemini thinking model's answer: thought, then text whose last part is signed."""
+    parts: list[dict[str, Any]] = [
+        {"text": "pondering", "thought": True},
+        {"text": "Hello "},
+        {"text": "world", "thoughtSignature": "U2lnVGV4dA=="},
+    ]
+    out = b""
+    for n, part in enumerate(parts):
+        content = {"role": "model", "parts": [part]}
+        candidate: dict[str, Any] = {"content": content, "index": 0}
+        if n == len(parts) - 1:
+            candidate["finishReason"] = "STOP"
+        chunk = {"candidates": [candidate], "modelVersion": "gemini-3", "responseId": "r1"}
+        out += b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n"
+    return out
+
+
+def _blocks_in_stop_order(data: bytes) -> list[dict[str, Any]]:
+    """Content blocks in the order a stream stops them, the way Claude Code
+    turns each ``content_block_stop`` into one message of the transcript."""
+    open_blocks: dict[int, dict[str, Any]] = {}
+    stopped: list[dict[str, Any]] = []
+    for line in data.split(b"\n"):
+        if not line.startswith(b"data: "):
+            continue
+        event = json.loads(line[6:])
+        if event["type"] == "content_block_start":
+            open_blocks[event["index"]] = dict(event["content_block"])
+        elif event["type"] == "content_block_delta":
+            block, delta = open_blocks[event["index"]], event["delta"]
+            for key in ("text", "thinking", "signature"):
+                if key in delta:
+                    block[key] = block.get(key, "") + delta[key]
+        elif event["type"] == "content_block_stop":
+            stopped.append(open_blocks.pop(event["index"]))
+    return stopped
+
+
+def test_a_signed_foreign_text_is_the_last_block_a_client_sees_and_comes_back_signed() -> None:
+    events = run_bytes(_gemini_signed_text_turn(), "google-generative-ai")
+    data = b"".join(encode_stream(events, "anthropic-messages"))
+    stopped = _blocks_in_stop_order(data)
+    assert stopped[-1] == {"type": "text", "text": "Hello world"}
+    assert READERS["anthropic-messages"](data).text == "Hello world"
+    body = {
+        "model": "claude-x",
+        "max_tokens": 100,
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": stopped},
+            {"role": "user", "content": "and?"},
+        ],
+    }
+    turn = decode_request(body, "anthropic-messages").messages[1]
+    assert isinstance(turn, AssistantMessage) and turn.api == "google-generative-ai"
+    thought, text = turn.content
+    assert isinstance(thought, ThinkingBlock) and thought.thinking == "pondering"
+    assert text == TextBlock("Hello world", signature="U2lnVGV4dA==")
+
+
+def test_a_thinking_block_sent_whole_opens_unsigned_and_signs_by_delta() -> None:
+    msg = message("anthropic-messages", ThinkingBlock("", "EqQBCkYI"), TextBlock("a"))
+    end_only = [e for e in events_of(msg) if not isinstance(e, ThinkingDelta)]
+    data = b"".join(encode_stream(end_only, "anthropic-messages"))
+    frames = [json.loads(x[6:]) for x in data.split(b"\n") if x.startswith(b"data: ")]
+    start = next(f for f in frames if f["type"] == "content_block_start")
+    assert start["content_block"] == {"type": "thinking", "thinking": "", "signature": ""}
+    signed = [f["delta"] for f in frames if f["type"] == "content_block_delta" and f["index"] == 0]
+    assert signed == [{"type": "signature_delta", "signature": "EqQBCkYI"}]
+    assert terminal(run_bytes(data, "anthropic-messages")).message.content == msg.content
