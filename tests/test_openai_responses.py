@@ -31,6 +31,7 @@ from streamnorm import (
 from streamnorm.apis import ApiName
 from streamnorm.normalizer import StreamNormalizer
 
+from .encode_oracles import responses_view
 from .support import (
     dicts,
     fixture_paths,
@@ -1276,3 +1277,29 @@ def test_summary_part_done_checks_only_its_own_part() -> None:
     streamed = "".join(e.delta for e in events if isinstance(e, ThinkingDelta))
     assert streamed == "abcd\n\nefgh\n\nxy"
     assert [d.kind for d in diagnostics(events)] == ["text_mismatch"]
+
+
+def test_a_message_whose_output_index_is_not_its_final_position_keeps_its_text_once() -> None:
+    item = message_item("Hi")
+    data = sse(
+        CREATED,
+        {"type": "response.output_item.added", "output_index": 1, "item": {**item, "content": []}},
+        {
+            "type": "response.content_part.added",
+            "output_index": 1,
+            "content_index": 0,
+            "part": {"type": "output_text", "text": "", "annotations": []},
+        },
+        {
+            "type": "response.output_text.delta",
+            "output_index": 1,
+            "content_index": 0,
+            "delta": "Hi",
+        },
+        item_done(item, 1),
+        completed([item]),  # the host lists it first: nothing at index 0 went to the output
+    )
+    sdk = responses_view(data)
+    end = terminal(run_bytes(data))
+    texts = [b.text for b in end.message.content if isinstance(b, TextBlock)]
+    assert "".join(texts) == sdk.text == "Hi"

@@ -313,11 +313,14 @@ class OpenAIResponsesDecoder(Decoder):
     def _backfill(self, output: list[Any]) -> None:
         """The terminal response's ``output``: items never done are completed,
         items never streamed are opened and ended, and encrypted reasoning
-        missing from a streamed item reaches its signature."""
-        for index, raw in enumerate(output):
+        missing from a streamed item reaches its signature. An item is found
+        by its id where the stream gave one (its ``output_index`` need not be
+        its position in ``output``), else by its position."""
+        for position, raw in enumerate(output):
             item = as_dict(raw)
             if not item:
                 continue
+            index = self._by_id.get(as_str(item.get("id")), position)
             state = self._items.get(index)
             if state is None or not state.done:
                 if state is None or state.type == item.get("type"):
