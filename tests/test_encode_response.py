@@ -223,3 +223,27 @@ def test_foreign_signatures_are_wrapped_in_the_target_field() -> None:
     base64.b64decode(parts[0]["thoughtSignature"], validate=True)  # standard base64
     wrapped = unwrap(parts[0]["thoughtSignature"])
     assert wrapped is not None and wrapped.signature == "anthropic-sig"
+
+
+@pytest.mark.parametrize("status", ["queued", "in_progress"])
+def test_a_background_response_still_running_keeps_its_status_and_validates(status: str) -> None:
+    from streamnorm import decode_response
+
+    body = {
+        "id": "resp_bg1",
+        "object": "response",
+        "created_at": 1,
+        "model": "gpt-5",
+        "status": status,
+        "background": True,
+        "output": [],
+        "error": None,
+        "incomplete_details": None,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+    }
+    message = decode_response(body, "openai-responses")
+    out = encode_response(message, "openai-responses")
+    parsed = responses_types.Response.model_validate(out)
+    assert parsed.status == status and parsed.incomplete_details is None
