@@ -8,6 +8,7 @@ import base64
 import json
 from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
 import pydantic
 import pytest
@@ -220,9 +221,12 @@ def test_foreign_signatures_are_wrapped_in_the_target_field() -> None:
         "msg_1",
     )
     parts = encode_response(anthropic_source, "google")["candidates"][0]["content"]["parts"]
-    base64.b64decode(parts[0]["thoughtSignature"], validate=True)  # standard base64
-    wrapped = unwrap(parts[0]["thoughtSignature"])
-    assert wrapped is not None and wrapped.signature == "anthropic-sig"
+    # the thought part is unsigned; the turn's last part carries the block whole
+    assert parts == [{"text": "x", "thought": True}, {"text": "", "thoughtSignature": ANY}]
+    base64.b64decode(parts[1]["thoughtSignature"], validate=True)  # standard base64
+    wrapped = unwrap(parts[1]["thoughtSignature"])
+    assert wrapped is not None and wrapped.kind == "turn"
+    assert wrapped.signature == [[0, "thinking", "anthropic-sig", "x"]]
 
 
 @pytest.mark.parametrize("status", ["queued", "in_progress"])

@@ -9,6 +9,7 @@ import asyncio
 import base64
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -406,12 +407,13 @@ def test_anthropic_signature_reaches_a_gemini_client_as_valid_base64() -> None:
     data = b"".join(encode_stream(events_of(msg), "google-generative-ai"))
     assert READERS["google-generative-ai"](data).thinking == "t"  # the SDK decoded it
     back = terminal(run_bytes(data, "google-generative-ai")).message
-    thinking = back.content[0]
-    assert isinstance(thinking, ThinkingBlock) and thinking.signature is not None
-    signature = thinking.signature
-    base64.b64decode(signature, validate=True)
-    envelope = unwrap(signature)
-    assert envelope is not None and envelope.signature == "EqQBCkYI" and envelope.kind == "thinking"
+    thinking, text = back.content  # the thought unsigned, the turn's last part signed
+    assert isinstance(thinking, ThinkingBlock) and thinking.signature is None
+    assert isinstance(text, TextBlock) and text.signature is not None
+    base64.b64decode(text.signature, validate=True)
+    envelope = unwrap(text.signature)
+    assert envelope is not None and envelope.kind == "turn"
+    assert envelope.signature == [[0, "thinking", "EqQBCkYI", "t"]]
 
 
 def test_same_issuer_signatures_go_out_as_they_are() -> None:
@@ -539,3 +541,70 @@ def test_a_thinking_block_sent_whole_opens_unsigned_and_signs_by_delta() -> None
     signed = [f["delta"] for f in frames if f["type"] == "content_block_delta" and f["index"] == 0]
     assert signed == [{"type": "signature_delta", "signature": "EqQBCkYI"}]
     assert terminal(run_bytes(data, "anthropic-messages")).message.content == msg.content
+
+
+def _gemini_parts(data: bytes) -> list[dict[str, Any]]:
+    """Every part of a Gemini stream, adjacent non-thought text parts joined
+    and empty unsigned ones left out (as Gemini CLI and the AI SDK keep them
+    in their history)."""
+    parts: list[dict[str, Any]] = []
+    for line in data.split(b"\r\n"):
+        if not line.startswith(b"data: "):
+            continue
+        for part in json.loads(line[6:])["candidates"][0]["content"]["parts"]:
+            if part == {"text": ""}:
+                continue
+            previous = parts[-1] if parts else None
+            plain = "text" in part and not part.get("thought")
+            if plain and previous is not None and set(previous) <= {"text", "thoughtSignature"}:
+                previous["text"] += part["text"]
+                if "thoughtSignature" in part:
+                    previous["thoughtSignature"] = part["thoughtSignature"]
+            else:
+                parts.append(dict(part))
+    return parts
+
+
+@pytest.mark.parametrize("keeps_thoughts", [False, True], ids=["gemini-cli", "ai-sdk"])
+@pytest.mark.parametrize("whole", [False, True], ids=["stream", "response"])
+def test_foreign_thinking_rides_on_the_signed_function_call_for_gemini_clients(
+    keeps_thoughts: bool, whole: bool
+) -> None:
+    call = ToolCallBlock("toolu_1", "get_weather", {"city": "Paris"}, '{"city":"Paris"}')
+    msg = message(
+        "anthropic-messages",
+        ThinkingBlock("Let me check.", "EqQBCkYIsig"),
+        TextBlock("Checking."),
+        call,
+        stop=StopReason.TOOL_USE,
+    )
+    if whole:
+        from streamnorm import encode_response
+
+        body = encode_response(msg, "google-generative-ai")
+        parts = body["candidates"][0]["content"]["parts"]
+    else:
+        parts = _gemini_parts(b"".join(encode_stream(events_of(msg), "google-generative-ai")))
+    assert not any(p.get("thought") and "thoughtSignature" in p for p in parts)
+    signed = [p for p in parts if "functionCall" in p]
+    assert len(signed) == 1 and "thoughtSignature" in signed[0]
+    base64.b64decode(signed[0]["thoughtSignature"], validate=True)
+    history = [p for p in parts if keeps_thoughts or not p.get("thought")]
+    body = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "weather?"}]},
+            {"role": "model", "parts": history},
+            {
+                "role": "user",
+                "parts": [{"functionResponse": {"name": "get_weather", "response": {"t": 21}}}],
+            },
+        ]
+    }
+    turn = decode_request(body, "google-generative-ai", path="/v1beta/models/g:generateContent")
+    back = turn.messages[1]
+    assert isinstance(back, AssistantMessage) and back.api == "anthropic-messages"
+    assert back.content == (
+        ThinkingBlock("Let me check.", "EqQBCkYIsig"),
+        TextBlock("Checking."),
+        replace(call, signature=None, raw_arguments=back.content[2].raw_arguments),  # type: ignore[union-attr]
+    )
