@@ -276,16 +276,26 @@ class GoogleEncoder(WireEncoder):
             closing["thoughtSignature"] = signature
         return self._chunk([closing])
 
+    def _last_part(self) -> dict[str, Any]:
+        """The turn's closing empty part; it carries the held thinking when
+        no call came to (module doc)."""
+        last: dict[str, Any] = {"text": ""}
+        if self._held:
+            last["thoughtSignature"] = carried(self.carrier, self._held, self._parts, TextBlock(""))
+            self._held = []
+        return last
+
     def on_done(self, message: AssistantMessage) -> bytes:
         self.usage, self._usage_known = message.usage, True
         fields = candidate_fields(self._ended, self.carrier)
-        last: dict[str, Any] = {"text": ""}
-        if self._held:  # no call came to carry them: the turn's last part does
-            last["thoughtSignature"] = carried(self.carrier, self._held, self._parts, TextBlock(""))
-            self._held = []
-        return self._chunk([last], finishReason=raw_stop(message, API, FINISH_VALUES), **fields)
+        finish = raw_stop(message, API, FINISH_VALUES)
+        return self._chunk([self._last_part()], finishReason=finish, **fields)
 
     def on_error(self, event: Error) -> bytes:
+        out = self._chunk([self._last_part()]) if self._held else b""
+        return out + self._error(event)
+
+    def _error(self, event: Error) -> bytes:
         code, status = ERRORS[error_class(event.code, event.reason)]
         if self.same_issuer(event.message) and event.code and event.code.isupper():
             status = event.code
