@@ -8,6 +8,7 @@ import base64
 import json
 from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
 import pydantic
 import pytest
@@ -197,8 +198,9 @@ def test_foreign_signatures_are_wrapped_in_the_target_field() -> None:
     thinking = unwrap(content[0]["signature"])
     assert thinking is not None and (thinking.kind, thinking.signature) == ("thinking", "c2lnQQ==")
     assert thinking.issuer.api == "google-generative-ai" and thinking.issuer.provider == "google"
-    turn = unwrap(content[-1]["signature"])  # the piggyback block, after the blocks it signs
-    assert content[-1]["type"] == "thinking" and content[-1]["thinking"] == ""
+    turn = unwrap(content[1]["signature"])  # the carrier, just before the blocks it signs
+    assert content[1]["type"] == "thinking" and content[1]["thinking"] == ""
+    assert [b["type"] for b in content] == ["thinking", "thinking", "text", "tool_use"]
     assert turn is not None and turn.kind == "turn"
     assert turn.signature == [[1, "text", "dGV4dA=="], [2, "toolcall", "Y2FsbA=="]]
     item = encode_response(message, "openai-responses")["output"][0]
@@ -219,6 +221,33 @@ def test_foreign_signatures_are_wrapped_in_the_target_field() -> None:
         "msg_1",
     )
     parts = encode_response(anthropic_source, "google")["candidates"][0]["content"]["parts"]
-    base64.b64decode(parts[0]["thoughtSignature"], validate=True)  # standard base64
-    wrapped = unwrap(parts[0]["thoughtSignature"])
-    assert wrapped is not None and wrapped.signature == "anthropic-sig"
+    # the thought part is unsigned; the turn's last part carries the block whole
+    assert parts == [{"text": "x", "thought": True}, {"text": "", "thoughtSignature": ANY}]
+    base64.b64decode(parts[1]["thoughtSignature"], validate=True)  # standard base64
+    wrapped = unwrap(parts[1]["thoughtSignature"])
+    assert wrapped is not None and wrapped.kind == "turn"
+    assert wrapped.signature == [[0, "thinking", "anthropic-sig", "x"]]
+
+
+@pytest.mark.parametrize("status", ["queued", "in_progress"])
+def test_a_background_response_still_running_keeps_its_status_and_validates(status: str) -> None:
+    from streamnorm import decode_response
+
+    body = {
+        "id": "resp_bg1",
+        "object": "response",
+        "created_at": 1,
+        "model": "gpt-5",
+        "status": status,
+        "background": True,
+        "output": [],
+        "error": None,
+        "incomplete_details": None,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+    }
+    message = decode_response(body, "openai-responses")
+    out = encode_response(message, "openai-responses")
+    parsed = responses_types.Response.model_validate(out)
+    assert parsed.status == status and parsed.incomplete_details is None

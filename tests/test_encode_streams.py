@@ -9,6 +9,7 @@ import asyncio
 import base64
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -31,6 +32,7 @@ from streamnorm import (
     ToolCallDelta,
     Usage,
     aencode_stream,
+    decode_request,
     encode_stream,
 )
 from streamnorm.envelope import unwrap
@@ -405,12 +407,13 @@ def test_anthropic_signature_reaches_a_gemini_client_as_valid_base64() -> None:
     data = b"".join(encode_stream(events_of(msg), "google-generative-ai"))
     assert READERS["google-generative-ai"](data).thinking == "t"  # the SDK decoded it
     back = terminal(run_bytes(data, "google-generative-ai")).message
-    thinking = back.content[0]
-    assert isinstance(thinking, ThinkingBlock) and thinking.signature is not None
-    signature = thinking.signature
-    base64.b64decode(signature, validate=True)
-    envelope = unwrap(signature)
-    assert envelope is not None and envelope.signature == "EqQBCkYI" and envelope.kind == "thinking"
+    thinking, text = back.content  # the thought unsigned, the turn's last part signed
+    assert isinstance(thinking, ThinkingBlock) and thinking.signature is None
+    assert isinstance(text, TextBlock) and text.signature is not None
+    base64.b64decode(text.signature, validate=True)
+    envelope = unwrap(text.signature)
+    assert envelope is not None and envelope.kind == "turn"
+    assert envelope.signature == [[0, "thinking", "EqQBCkYI", "t"]]
 
 
 def test_same_issuer_signatures_go_out_as_they_are() -> None:
@@ -465,3 +468,143 @@ def test_a_gemini_signature_that_is_not_base64_still_reaches_the_sdk() -> None:
     assert isinstance(thinking, ThinkingBlock)
     envelope = unwrap(thinking.signature)
     assert envelope is not None and envelope.signature == "00000"
+
+
+def _gemini_signed_text_turn() -> bytes:
+    """A Gemini thinking model's answer: thought, then text whose last part is signed."""
+    parts: list[dict[str, Any]] = [
+        {"text": "pondering", "thought": True},
+        {"text": "Hello "},
+        {"text": "world", "thoughtSignature": "U2lnVGV4dA=="},
+    ]
+    out = b""
+    for n, part in enumerate(parts):
+        content = {"role": "model", "parts": [part]}
+        candidate: dict[str, Any] = {"content": content, "index": 0}
+        if n == len(parts) - 1:
+            candidate["finishReason"] = "STOP"
+        chunk = {"candidates": [candidate], "modelVersion": "gemini-3", "responseId": "r1"}
+        out += b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n"
+    return out
+
+
+def _blocks_in_stop_order(data: bytes) -> list[dict[str, Any]]:
+    """Content blocks in the order a stream stops them, the way Claude Code
+    turns each ``content_block_stop`` into one message of the transcript."""
+    open_blocks: dict[int, dict[str, Any]] = {}
+    stopped: list[dict[str, Any]] = []
+    for line in data.split(b"\n"):
+        if not line.startswith(b"data: "):
+            continue
+        event = json.loads(line[6:])
+        if event["type"] == "content_block_start":
+            open_blocks[event["index"]] = dict(event["content_block"])
+        elif event["type"] == "content_block_delta":
+            block, delta = open_blocks[event["index"]], event["delta"]
+            for key in ("text", "thinking", "signature"):
+                if key in delta:
+                    block[key] = block.get(key, "") + delta[key]
+        elif event["type"] == "content_block_stop":
+            stopped.append(open_blocks.pop(event["index"]))
+    return stopped
+
+
+def test_a_signed_foreign_text_is_the_last_block_a_client_sees_and_comes_back_signed() -> None:
+    events = run_bytes(_gemini_signed_text_turn(), "google-generative-ai")
+    data = b"".join(encode_stream(events, "anthropic-messages"))
+    stopped = _blocks_in_stop_order(data)
+    assert stopped[-1] == {"type": "text", "text": "Hello world"}
+    assert READERS["anthropic-messages"](data).text == "Hello world"
+    body = {
+        "model": "claude-x",
+        "max_tokens": 100,
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": stopped},
+            {"role": "user", "content": "and?"},
+        ],
+    }
+    turn = decode_request(body, "anthropic-messages").messages[1]
+    assert isinstance(turn, AssistantMessage) and turn.api == "google-generative-ai"
+    thought, text = turn.content
+    assert isinstance(thought, ThinkingBlock) and thought.thinking == "pondering"
+    assert text == TextBlock("Hello world", signature="U2lnVGV4dA==")
+
+
+def test_a_thinking_block_sent_whole_opens_unsigned_and_signs_by_delta() -> None:
+    msg = message("anthropic-messages", ThinkingBlock("", "EqQBCkYI"), TextBlock("a"))
+    end_only = [e for e in events_of(msg) if not isinstance(e, ThinkingDelta)]
+    data = b"".join(encode_stream(end_only, "anthropic-messages"))
+    frames = [json.loads(x[6:]) for x in data.split(b"\n") if x.startswith(b"data: ")]
+    start = next(f for f in frames if f["type"] == "content_block_start")
+    assert start["content_block"] == {"type": "thinking", "thinking": "", "signature": ""}
+    signed = [f["delta"] for f in frames if f["type"] == "content_block_delta" and f["index"] == 0]
+    assert signed == [{"type": "signature_delta", "signature": "EqQBCkYI"}]
+    assert terminal(run_bytes(data, "anthropic-messages")).message.content == msg.content
+
+
+def _gemini_parts(data: bytes) -> list[dict[str, Any]]:
+    """Every part of a Gemini stream, adjacent non-thought text parts joined
+    and empty unsigned ones left out (as Gemini CLI and the AI SDK keep them
+    in their history)."""
+    parts: list[dict[str, Any]] = []
+    for line in data.split(b"\r\n"):
+        if not line.startswith(b"data: "):
+            continue
+        for part in json.loads(line[6:])["candidates"][0]["content"]["parts"]:
+            if part == {"text": ""}:
+                continue
+            previous = parts[-1] if parts else None
+            plain = "text" in part and not part.get("thought")
+            if plain and previous is not None and set(previous) <= {"text", "thoughtSignature"}:
+                previous["text"] += part["text"]
+                if "thoughtSignature" in part:
+                    previous["thoughtSignature"] = part["thoughtSignature"]
+            else:
+                parts.append(dict(part))
+    return parts
+
+
+@pytest.mark.parametrize("keeps_thoughts", [False, True], ids=["gemini-cli", "ai-sdk"])
+@pytest.mark.parametrize("whole", [False, True], ids=["stream", "response"])
+def test_foreign_thinking_rides_on_the_signed_function_call_for_gemini_clients(
+    keeps_thoughts: bool, whole: bool
+) -> None:
+    call = ToolCallBlock("toolu_1", "get_weather", {"city": "Paris"}, '{"city":"Paris"}')
+    msg = message(
+        "anthropic-messages",
+        ThinkingBlock("Let me check.", "EqQBCkYIsig"),
+        TextBlock("Checking."),
+        call,
+        stop=StopReason.TOOL_USE,
+    )
+    if whole:
+        from streamnorm import encode_response
+
+        body = encode_response(msg, "google-generative-ai")
+        parts = body["candidates"][0]["content"]["parts"]
+    else:
+        parts = _gemini_parts(b"".join(encode_stream(events_of(msg), "google-generative-ai")))
+    assert not any(p.get("thought") and "thoughtSignature" in p for p in parts)
+    signed = [p for p in parts if "functionCall" in p]
+    assert len(signed) == 1 and "thoughtSignature" in signed[0]
+    base64.b64decode(signed[0]["thoughtSignature"], validate=True)
+    history = [p for p in parts if keeps_thoughts or not p.get("thought")]
+    body = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "weather?"}]},
+            {"role": "model", "parts": history},
+            {
+                "role": "user",
+                "parts": [{"functionResponse": {"name": "get_weather", "response": {"t": 21}}}],
+            },
+        ]
+    }
+    turn = decode_request(body, "google-generative-ai", path="/v1beta/models/g:generateContent")
+    back = turn.messages[1]
+    assert isinstance(back, AssistantMessage) and back.api == "anthropic-messages"
+    assert back.content == (
+        ThinkingBlock("Let me check.", "EqQBCkYIsig"),
+        TextBlock("Checking."),
+        replace(call, signature=None, raw_arguments=back.content[2].raw_arguments),  # type: ignore[union-attr]
+    )

@@ -31,6 +31,7 @@ from streamnorm import (
 from streamnorm.apis import ApiName
 from streamnorm.normalizer import StreamNormalizer
 
+from .encode_oracles import responses_view
 from .support import (
     dicts,
     fixture_paths,
@@ -1276,3 +1277,83 @@ def test_summary_part_done_checks_only_its_own_part() -> None:
     streamed = "".join(e.delta for e in events if isinstance(e, ThinkingDelta))
     assert streamed == "abcd\n\nefgh\n\nxy"
     assert [d.kind for d in diagnostics(events)] == ["text_mismatch"]
+
+
+def test_a_message_whose_output_index_is_not_its_final_position_keeps_its_text_once() -> None:
+    item = message_item("Hi")
+    data = sse(
+        CREATED,
+        {"type": "response.output_item.added", "output_index": 1, "item": {**item, "content": []}},
+        {
+            "type": "response.content_part.added",
+            "output_index": 1,
+            "content_index": 0,
+            "part": {"type": "output_text", "text": "", "annotations": []},
+        },
+        {
+            "type": "response.output_text.delta",
+            "output_index": 1,
+            "content_index": 0,
+            "delta": "Hi",
+        },
+        item_done(item, 1),
+        completed([item]),  # the host lists it first: nothing at index 0 went to the output
+    )
+    sdk = responses_view(data)
+    end = terminal(run_bytes(data))
+    texts = [b.text for b in end.message.content if isinstance(b, TextBlock)]
+    assert "".join(texts) == sdk.text == "Hi"
+
+
+def test_a_server_run_custom_tool_call_is_not_a_call_for_the_client() -> None:
+    """xAI's x_search runs as ``custom_tool_call`` items named after tools the
+    client never offered (its ``tools`` hold only ``{"type": "x_search"}``),
+    then the answer follows in the same response."""
+    tools = [{"type": "x_search", "allowed_x_handles": ["xai"]}]
+    call = {
+        "call_id": "xs_call_1",
+        "input": '{"query":"from:xai","limit":20}',
+        "name": "x_keyword_search",
+        "type": "custom_tool_call",
+        "id": "ctc_r1_xs_call_1",
+        "status": "completed",
+    }
+    search = {
+        "id": "ws_r1_call_2",
+        "type": "web_search_call",
+        "status": "completed",
+        "action": {"type": "search", "query": "", "sources": []},
+    }
+    answer = message_item("Latest posts", item_id="msg_r1")
+    created = {"type": "response.created", "response": response("in_progress", tools=tools)}
+    data = sse(
+        created,
+        {"type": "response.output_item.added", "output_index": 0, "item": {**call, "input": ""}},
+        item_done(call, 0),
+        item_done(search, 1),
+        item_done(answer, 2),
+        completed([call, search, answer], tools=tools),
+    )
+    end = terminal(run_bytes(data))
+    assert isinstance(end, Done)
+    message = end.message
+    assert message.stop_reason is StopReason.STOP and message.tool_calls == ()
+    kinds = [b.kind for b in message.content if isinstance(b, ProviderBlock)]
+    assert kinds == ["custom_tool_call", "web_search_call"]
+    assert message.text == "Latest posts"
+
+
+def test_a_custom_tool_call_of_a_tool_the_client_offered_is_still_its_call() -> None:
+    tools = [{"type": "custom", "name": "grep"}, {"type": "x_search"}]
+    call = {
+        "call_id": "call_1",
+        "input": "TODO",
+        "name": "grep",
+        "type": "custom_tool_call",
+        "id": "ctc_1",
+        "status": "completed",
+    }
+    created = {"type": "response.created", "response": response("in_progress", tools=tools)}
+    data = sse(created, item_done(call, 0), completed([call], tools=tools))
+    end = terminal(run_bytes(data))
+    assert end.message.stop_reason is StopReason.TOOL_USE

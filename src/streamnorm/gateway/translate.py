@@ -14,6 +14,11 @@ echoes its request.
 
 A Gemini client that streams without ``alt=sse`` expects one JSON array
 rather than SSE; ``JsonArray`` reframes the encoder's events into it.
+
+The usage of the upstream's first chunk is handed to the encoder before that
+chunk's content (Gemini reports the prompt's count on every chunk, after its
+parts): an Anthropic client then reads the input count in ``message_start``,
+which goes out with the first chunk's content, no later.
 """
 
 from __future__ import annotations
@@ -23,12 +28,23 @@ from typing import Any
 
 from ..apis import resolve_api
 from ..encoder import StreamEncoder
-from ..events import Event
+from ..events import Event, Start, UsageUpdate
 from ..messages import AssistantMessage
 from ..normalizer import StreamNormalizer
 from ..sse import SSEDecoder
 
 __all__ = ["JsonArray", "Translate"]
+
+
+def usage_first(events: list[Event]) -> list[Event]:
+    """``events`` with a copy of their last usage right after their ``Start``:
+    usage is a whole snapshot, so reading it early changes no total."""
+    usage = [e for e in events if isinstance(e, UsageUpdate)]
+    starts = [i for i, e in enumerate(events) if isinstance(e, Start)]
+    if not usage or not starts:
+        return events
+    at = starts[0] + 1
+    return [*events[:at], usage[-1], *events[at:]]
 
 
 class JsonArray:
@@ -92,7 +108,7 @@ class Translate:
         return self._array.feed(out) if self._array is not None and out else out
 
     def feed(self, chunk: bytes) -> bytes:
-        return self._encode(self._normalizer.feed(chunk))
+        return self._encode(usage_first(self._normalizer.feed(chunk)))
 
     def close(self) -> bytes:
         out = self._encode(self._normalizer.flush())

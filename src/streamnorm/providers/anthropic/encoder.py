@@ -11,10 +11,16 @@ block's events wait until the tool block ends, then follow in order.
 Tool arguments stream as ``input_json_delta`` while the text stays a strict
 JSON prefix (the SDK parses every delta); after the first fragment that is
 not, streaming stops and the block ends with the characters that close what
-was sent. Signatures go out once, just before ``content_block_stop``.
-Foreign text and tool-call signatures, which Messages has no field for, ride
-on one extra empty thinking block at the end of the turn (an envelope of kind
-``turn``, positions counted in wire blocks).
+was sent. Signatures go out once, as a ``signature_delta`` just before
+``content_block_stop``; a thinking block opens with ``"signature":""`` even
+when it is sent whole, as Anthropic does (clients read signatures only from
+the delta). Foreign text and tool-call signatures, which Messages has no
+field for, ride on an empty thinking block (an envelope of kind ``turn``,
+positions counted in blocks without carriers). Clients take the answer from
+the last block they see stopped, so a carrier never ends a turn: in a stream
+it is started and stopped inside the block it signs, just before that
+block's ``content_block_stop``; in a whole ``Message`` it comes just
+before the first block it signs.
 """
 
 from __future__ import annotations
@@ -131,9 +137,9 @@ def encode_response(message: AssistantMessage, *, model: str | None = None) -> d
             placed.append((len(content), block))
             content.append(shape)
     turn = turn_signatures(placed, carrier)
-    if turn is not None:
+    if turn is not None:  # before the first block it signs, never last
         signature = carrier.carry("turn", turn)
-        content.append({"type": "thinking", "thinking": "", "signature": signature})
+        content.insert(turn[0][0], {"type": "thinking", "thinking": "", "signature": signature})
     source_id = message.response_id
     return {
         "id": source_id
@@ -184,7 +190,7 @@ class AnthropicEncoder(WireEncoder):
         self._current: int | None = None  # canonical index of the open wire block
         self._blocks: dict[int, _Wire] = {}
         self._queue: dict[int, list[Event]] = {}  # events waiting for the open tool block
-        self._placed: list[tuple[int, ContentBlock]] = []  # (wire index, final block)
+        self._carriers: list[int] = []  # wire indices of turn carriers
 
     # -- the message ----------------------------------------------------------
 
@@ -207,14 +213,14 @@ class AnthropicEncoder(WireEncoder):
         return frame({"type": "message_start", "message": message}, "message_start")
 
     def on_done(self, message: AssistantMessage) -> bytes:
-        out = self._announce() + self._stop_current() + self._flush_all() + self._turn_block()
+        out = self._announce() + self._stop_current() + self._flush_all()
         delta = {"stop_reason": stop_value(message), "stop_sequence": None}
         payload = {"type": "message_delta", "delta": delta, "usage": wire_usage(message.usage)}
         out += frame(payload, "message_delta")
         return out + frame({"type": "message_stop"}, "message_stop")
 
     def on_error(self, event: Error) -> bytes:
-        out = self._announce() + self._stop_current() + self._flush_all() + self._turn_block()
+        out = self._announce() + self._stop_current() + self._flush_all()
         if self.same_issuer(event.message) and event.code and event.code.endswith("_error"):
             kind = event.code
         else:
@@ -226,19 +232,31 @@ class AnthropicEncoder(WireEncoder):
         payload = {"type": "error", "error": {"type": kind, "message": event.reason}}
         return out + frame(payload, "error")
 
-    def _turn_block(self) -> bytes:
-        turn = turn_signatures(self._placed, self.carrier)
-        if turn is None:
+    def _position(self, index: int) -> int:
+        """A wire block's position in the turn as a client reads it back:
+        carriers are not counted (encoding.md §9)."""
+        return index - sum(1 for c in self._carriers if c < index)
+
+    def _carrier_for(self, wire_index: int, block: ContentBlock) -> bytes:
+        """The ``turn`` carrier of one foreign signed text or tool-call block,
+        sent whole while that block is still open (its stop comes after, so
+        the block, not the carrier, is the last one a client sees stopped)."""
+        entries = turn_signatures([(self._position(wire_index), block)], self.carrier)
+        if entries is None:
             return b""
-        self._placed = []
-        block = {"type": "thinking", "thinking": "", "signature": ""}
         index = self._take_index()
-        signature = self.carrier.carry("turn", turn)
-        return (
-            self._block_start(index, block)
-            + self._delta(index, {"type": "signature_delta", "signature": signature})
-            + self._block_stop(index)
-        )
+        self._carriers.append(index)
+        return self._thinking_whole(index, "", self.carrier.carry("turn", entries))
+
+    def _thinking_whole(self, index: int, thinking: str, signature: str | None) -> bytes:
+        """A thinking block sent in one piece the way Anthropic sends every
+        one: opened with empty fields, then its deltas, then stopped."""
+        out = self._block_start(index, {"type": "thinking", "thinking": "", "signature": ""})
+        if thinking:
+            out += self._delta(index, {"type": "thinking_delta", "thinking": thinking})
+        if signature:
+            out += self._delta(index, {"type": "signature_delta", "signature": signature})
+        return out + self._block_stop(index)
 
     # -- routing: one wire block at a time -------------------------------------
 
@@ -374,8 +392,10 @@ class AnthropicEncoder(WireEncoder):
             return b""
         self._blocks[index] = wire = _Wire(self._take_index(), "whole")
         wire.closed = True
-        self._placed.append((wire.index, block))
-        return self._block_start(wire.index, shape) + self._block_stop(wire.index)
+        if shape["type"] == "thinking":
+            return self._thinking_whole(wire.index, shape["thinking"], shape["signature"])
+        carrier = self._carrier_for(wire.index, block)
+        return self._block_start(wire.index, shape) + carrier + self._block_stop(wire.index)
 
     def _end_streamed(self, wire: _Wire, block: ContentBlock) -> bytes:
         out = b""
@@ -386,8 +406,7 @@ class AnthropicEncoder(WireEncoder):
         elif isinstance(block, TextBlock) and not self.carrier.foreign:
             for citation in block.citations:
                 out += self._delta(wire.index, {"type": "citations_delta", "citation": citation})
-        self._placed.append((wire.index, block))
-        return out + self._stop_current()
+        return out + self._carrier_for(wire.index, block) + self._stop_current()
 
     def _end_tool(self, index: int, wire: _Wire, block: ToolCallBlock) -> bytes:
         out = b""
@@ -404,9 +423,9 @@ class AnthropicEncoder(WireEncoder):
                 out += self._delta(
                     wire.index, {"type": "input_json_delta", "partial_json": closing}
                 )
-        self._placed.append((wire.index, block))
         self._current = None
         wire.closed = True
+        out += self._carrier_for(wire.index, block)
         if block.error == "incomplete":
             return out  # cut off by the end of the turn: no content_block_stop, as Anthropic does
         return out + self._block_stop(wire.index)

@@ -8,6 +8,14 @@ calls go out whole at their ``BlockEnd``: the Gemini API streams each
 ``functionCall`` as one part (``partialArgs`` exist only on Vertex, for
 clients that ask). Usage rides on every chunk once known; the last chunk
 carries the finish reason and, for the same issuer, the candidate metadata.
+
+Another issuer's reasoning does not ride on thought parts: Gemini clients
+drop those from their history (Gemini CLI) or drop a signature on an empty
+one (the AI SDK). Real Gemini signs the ``functionCall`` part and the last
+part of the turn, and clients keep those: so a foreign thinking block's text
+goes out as thought parts for display, and the block itself (text and
+signature) waits in a ``turn`` envelope on the next ``functionCall`` part, or
+on the turn's last part when no call follows (encoding.md §9).
 """
 
 from __future__ import annotations
@@ -106,6 +114,53 @@ def parts_of(block: ContentBlock, carrier: Carrier) -> list[dict[str, Any]]:
     return [part]
 
 
+def held_entry(position: int, block: ThinkingBlock) -> list[Any]:
+    """A foreign thinking block as a ``turn`` entry that restores it whole:
+    ``[position, kind, signature, text]``."""
+    kind = "redacted" if block.redacted else "thinking"
+    return [position, kind, block.signature, block.thinking]
+
+
+def carried(carrier: Carrier, held: list[list[Any]], position: int, block: ContentBlock) -> str:
+    """The ``turn`` envelope for the part of ``block`` at ``position``: the
+    held thinking blocks, and the block's own signature."""
+    entries = list(held)
+    if isinstance(block, (TextBlock, ToolCallBlock)) and block.signature:
+        kind = "text" if isinstance(block, TextBlock) else "toolcall"
+        entries.append([position, kind, block.signature])
+    return wrap_bytes(carrier.issuer, "turn", entries)
+
+
+def foreign_parts(blocks: list[ContentBlock], carrier: Carrier) -> list[dict[str, Any]]:
+    """Another issuer's turn as parts: thinking text unsigned, the thinking
+    blocks in a ``turn`` envelope on the next ``functionCall`` part, or on
+    the last text part (module doc)."""
+    parts: list[dict[str, Any]] = []
+    held: list[list[Any]] = []
+    last: tuple[int, ContentBlock] | None = None  # the last part's block and position
+    for block in blocks:
+        position = len(parts)
+        if isinstance(block, ThinkingBlock):
+            held.append(held_entry(position, block))
+            parts.append({"text": block.thinking, "thought": True})
+            last = None
+            continue
+        out = parts_of(block, carrier)
+        if not out:
+            continue
+        if held and isinstance(block, ToolCallBlock):
+            out[0]["thoughtSignature"] = carried(carrier, held, position, block)
+            held = []
+        parts += out
+        last = (position, block) if isinstance(block, TextBlock) else None
+    if held:
+        if last is None:
+            last = (len(parts), TextBlock(""))
+            parts.append({"text": ""})
+        parts[last[0]]["thoughtSignature"] = carried(carrier, held, *last)
+    return parts
+
+
 def candidate_fields(blocks: list[ContentBlock], carrier: Carrier) -> dict[str, Any]:
     """Same-issuer candidate metadata: grounding blocks and the citations of
     the last text block."""
@@ -134,7 +189,10 @@ def _response_id(message: AssistantMessage) -> str:
 def encode_response(message: AssistantMessage, *, model: str | None = None) -> dict[str, Any]:
     """The non-streaming ``GenerateContentResponse`` (encoding.md §5.3)."""
     carrier = Carrier(API, issuer_of(message))
-    parts = [part for block in message.content for part in parts_of(block, carrier)]
+    if carrier.foreign:
+        parts = foreign_parts(list(message.content), carrier)
+    else:
+        parts = [part for block in message.content for part in parts_of(block, carrier)]
     candidate: dict[str, Any] = {
         "content": {"role": "model", "parts": parts},
         "finishReason": raw_stop(message, API, FINISH_VALUES),
@@ -157,6 +215,8 @@ class GoogleEncoder(WireEncoder):
         super().__init__(**options)
         self._usage_known = False
         self._ended: list[ContentBlock] = []
+        self._parts = 0  # blocks a client reads back from the parts sent so far
+        self._held: list[list[Any]] = []  # foreign thinking waiting for a part to ride on
 
     def target_id(self, source_id: str | None) -> str:
         return source_id or derive_id("", API, "")
@@ -187,9 +247,20 @@ class GoogleEncoder(WireEncoder):
     def on_block_end(self, event: BlockEnd) -> bytes:
         block = event.block
         self._ended.append(block)
+        position = self._parts
+        self._parts += 1
+        if isinstance(block, ThinkingBlock) and self.carrier.foreign:
+            self._held.append(held_entry(position, block))
+            return b""
         if isinstance(block, (ToolCallBlock, ProviderBlock)):
             parts = parts_of(block, self.carrier)
-            return self._chunk(parts) if parts else b""
+            if not parts:
+                self._parts -= 1
+                return b""
+            if self._held and isinstance(block, ToolCallBlock):
+                parts[0]["thoughtSignature"] = carried(self.carrier, self._held, position, block)
+                self._held = []
+            return self._chunk(parts)
         if isinstance(block, ThinkingBlock):
             kind = "redacted" if block.redacted else "thinking"
             signature = thought_signature(self.carrier, kind, block.signature)
@@ -205,14 +276,26 @@ class GoogleEncoder(WireEncoder):
             closing["thoughtSignature"] = signature
         return self._chunk([closing])
 
+    def _last_part(self) -> dict[str, Any]:
+        """The turn's closing empty part; it carries the held thinking when
+        no call came to (module doc)."""
+        last: dict[str, Any] = {"text": ""}
+        if self._held:
+            last["thoughtSignature"] = carried(self.carrier, self._held, self._parts, TextBlock(""))
+            self._held = []
+        return last
+
     def on_done(self, message: AssistantMessage) -> bytes:
         self.usage, self._usage_known = message.usage, True
         fields = candidate_fields(self._ended, self.carrier)
-        return self._chunk(
-            [{"text": ""}], finishReason=raw_stop(message, API, FINISH_VALUES), **fields
-        )
+        finish = raw_stop(message, API, FINISH_VALUES)
+        return self._chunk([self._last_part()], finishReason=finish, **fields)
 
     def on_error(self, event: Error) -> bytes:
+        out = self._chunk([self._last_part()]) if self._held else b""
+        return out + self._error(event)
+
+    def _error(self, event: Error) -> bytes:
         code, status = ERRORS[error_class(event.code, event.reason)]
         if self.same_issuer(event.message) and event.code and event.code.isupper():
             status = event.code

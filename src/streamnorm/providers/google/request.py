@@ -7,7 +7,11 @@ that exact part); parts the canonical model has no block for are
 ``ProviderBlock``s replayed verbatim. google-genai and hand-built clients
 send snake_case keys: they are read as the camelCase the API documents (and
 written back so). A ``thoughtSignature`` that is an envelope (encoding.md §9)
-restores the original block and its issuer.
+restores the original block and its issuer. A ``turn`` envelope on a
+``functionCall`` or text part (where the encoders put another issuer's
+reasoning, since Gemini clients drop thought parts) signs the turn's blocks
+and brings back its thinking blocks whole, in place of the unsigned thought
+parts a client may have kept.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..._json import dumps_compact
+from ...envelope import unwrap
 from ...messages import (
     ContentBlock,
     DocumentBlock,
@@ -456,11 +461,15 @@ def _user(parts: list[Any], where: str) -> list[Message]:
 
 
 def _signed(turn: Turn, block: TextBlock | ThinkingBlock | ToolCallBlock) -> ContentBlock | None:
-    """``block`` with its signature restored from an envelope (None for a carrier)."""
+    """``block`` with its signature restored from an envelope. A ``turn``
+    envelope rides on a call or text part, which stays (its own signature is
+    an entry of the envelope); an empty part that only carried one is None."""
     envelope = turn.opened(block.signature)
     if envelope is None:
         return block
     if turn.carrier(envelope):
+        if isinstance(block, ToolCallBlock) or (isinstance(block, TextBlock) and block.text):
+            return replace(block, signature=None)
         return None
     signature = envelope.signature if isinstance(envelope.signature, str) else None
     if envelope.kind == "redacted":
@@ -495,15 +504,47 @@ def _model_block(turn: Turn, part: dict[str, Any], where: str) -> ContentBlock |
     return ProviderBlock(API, _kind(part), part)
 
 
+def _held_thinking(part: dict[str, Any]) -> list[tuple[int, ThinkingBlock]]:
+    """The thinking blocks a ``turn`` envelope on ``part`` brings back whole
+    (entries ``[position, kind, signature, text]``), by position."""
+    envelope = unwrap(part.get("thoughtSignature"))
+    if envelope is None or envelope.kind != "turn" or not isinstance(envelope.signature, list):
+        return []
+    out: list[tuple[int, ThinkingBlock]] = []
+    for entry in envelope.signature:
+        if not (isinstance(entry, list) and len(entry) == 4 and isinstance(entry[0], int)):
+            continue
+        position, kind, signature, text = entry
+        if kind in ("thinking", "redacted") and isinstance(signature, str | None):
+            block = ThinkingBlock(str(text or ""), signature, redacted=kind == "redacted")
+            out.append((position, block))
+    return out
+
+
+def _restore(turn: Turn, held: list[tuple[int, ThinkingBlock]]) -> None:
+    """Put held thinking blocks back at their positions, in place of the
+    unsigned thought parts a client kept of them (or dropped)."""
+    if not held:
+        return
+    turn.content = [
+        b for b in turn.content if not (isinstance(b, ThinkingBlock) and not b.signature)
+    ]
+    for position, block in sorted(held, key=lambda entry: entry[0]):
+        turn.content.insert(min(position, len(turn.content)), block)
+
+
 def _model(parts: list[Any], where: str, model: str | None, provider: str | None) -> Message | None:
     turn = Turn(API, model, provider)
+    held: list[tuple[int, ThinkingBlock]] = []
     for i, raw in enumerate(parts):
         part = _camel(raw)
         if not isinstance(part, dict):
             raise fail(f"{where}[{i}]", "an object", raw)
         block = _model_block(turn, part, f"{where}[{i}]")
+        held += _held_thinking(part)
         if block is not None:
             turn.add(block)
+    _restore(turn, held)
     return turn.message()
 
 

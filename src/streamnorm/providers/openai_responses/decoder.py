@@ -82,6 +82,22 @@ def _item_key(output_index: Key) -> Key:
     return ("item", output_index)
 
 
+def offered_names(tools: Any) -> frozenset[str] | None:
+    """The names of the tools a response says the client offered (its
+    ``tools``, nested ``tools`` of a namespace included); None when the
+    response lists none, so that nothing can be judged from them."""
+    names: set[str] = set()
+    pending = list(as_list(tools))
+    if not pending:
+        return None
+    while pending:
+        tool = as_dict(pending.pop())
+        if isinstance(tool.get("name"), str):
+            names.add(tool["name"])
+        pending.extend(as_list(tool.get("tools")))
+    return frozenset(names)
+
+
 def _index(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -101,6 +117,10 @@ class OpenAIResponsesDecoder(Decoder):
         #: id, and the call ids whose output came in this response.
         self._client_calls: dict[str, Key] = {}
         self._answered: set[str] = set()
+        #: Names of the tools the client offered, when the response lists
+        #: them: a call of any other name is one the server ran (xAI's
+        #: x_search runs as ``custom_tool_call`` items).
+        self._offered: frozenset[str] | None = None
 
     def handle(self, event: str, payload: dict[str, Any]) -> None:
         kind = payload.get("type")
@@ -124,6 +144,8 @@ class OpenAIResponsesDecoder(Decoder):
         self.builder.start(
             as_str(response.get("model")) or None, as_str(response.get("id")) or None
         )
+        if self._offered is None:
+            self._offered = offered_names(response.get("tools"))
 
     def _usage(self, response: dict[str, Any]) -> None:
         usage = response.get("usage")
@@ -223,6 +245,9 @@ class OpenAIResponsesDecoder(Decoder):
         """Whether a provider item waits for the client (``wire.py``): it
         counts as a tool call until its output arrives in the same response."""
         call_id = client_call_id(item)
+        name = item.get("name")
+        if self._offered is not None and isinstance(name, str) and name not in self._offered:
+            call_id = None  # a named tool the client never offered: the server ran it
         if call_id is not None:
             self._client_calls[call_id] = key
         self.builder.set_client_tool(key, call_id is not None and call_id not in self._answered)
@@ -313,11 +338,14 @@ class OpenAIResponsesDecoder(Decoder):
     def _backfill(self, output: list[Any]) -> None:
         """The terminal response's ``output``: items never done are completed,
         items never streamed are opened and ended, and encrypted reasoning
-        missing from a streamed item reaches its signature."""
-        for index, raw in enumerate(output):
+        missing from a streamed item reaches its signature. An item is found
+        by its id where the stream gave one (its ``output_index`` need not be
+        its position in ``output``), else by its position."""
+        for position, raw in enumerate(output):
             item = as_dict(raw)
             if not item:
                 continue
+            index = self._by_id.get(as_str(item.get("id")), position)
             state = self._items.get(index)
             if state is None or not state.done:
                 if state is None or state.type == item.get("type"):

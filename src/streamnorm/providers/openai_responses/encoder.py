@@ -73,9 +73,16 @@ def wire_usage(usage: Usage) -> dict[str, Any]:
     }
 
 
+#: Statuses of a Responses answer that are not an end with a reason: a
+#: background response read while ``queued`` / ``in_progress``, or cancelled.
+OWN_STATUSES = frozenset(("queued", "in_progress", "cancelled"))
+
+
 def status_of(message: AssistantMessage) -> tuple[str, str | None]:
     """``(status, incomplete reason)`` for the terminal response."""
     raw = message.raw_stop_reason
+    if message.api == API and raw is not None and raw in OWN_STATUSES:
+        return raw, None
     if message.api == API and raw and raw not in ("completed", "incomplete", "failed"):
         return "incomplete", raw
     reason = INCOMPLETE.get(message.stop_reason)

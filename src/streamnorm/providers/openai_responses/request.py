@@ -124,10 +124,13 @@ def _json_object(text: str | None) -> dict[str, Any] | None:
 
 
 def _text_items(blocks: list[TextBlock]) -> dict[str, Any]:
-    """Consecutive text blocks of one message item (same signature)."""
+    """Consecutive text blocks of one message item (same signature): the
+    item with its id, or without one the easy form, which has no place for
+    annotations (then a message item without id, as Codex sends its own)."""
     state = _json_object(blocks[0].signature) or {}
     item_id = state.get("id")
-    if not isinstance(item_id, str):
+    cited = any(b.citations for b in blocks)
+    if not isinstance(item_id, str) and not cited:
         easy: dict[str, Any] = {"role": "assistant", "content": "".join(b.text for b in blocks)}
         if isinstance(state.get("phase"), str):
             easy["phase"] = state["phase"]
@@ -138,13 +141,9 @@ def _text_items(blocks: list[TextBlock]) -> dict[str, Any]:
         else {"type": "output_text", "text": b.text, "annotations": list(b.citations)}
         for b in blocks
     ]
-    item: dict[str, Any] = {
-        "type": "message",
-        "role": "assistant",
-        "id": item_id,
-        "status": "completed",
-        "content": parts,
-    }
+    item: dict[str, Any] = {"type": "message", "role": "assistant", "content": parts}
+    if isinstance(item_id, str):
+        item.update(id=item_id, status="completed")
     if isinstance(state.get("phase"), str):
         item["phase"] = state["phase"]
     return item
