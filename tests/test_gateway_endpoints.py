@@ -450,7 +450,8 @@ def _log_line(request_id: str) -> dict[str, Any]:
         found = [line for line in lines if line["request_id"] == request_id]
         if found or time.monotonic() > deadline:
             assert found, f"no log line for {request_id}"
-            return found[0]
+            line: dict[str, Any] = found[0]
+            return line
         time.sleep(0.01)
 
 

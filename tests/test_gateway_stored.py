@@ -16,15 +16,19 @@ from typing import Any
 import httpx
 import pytest
 
+from streamnorm import Done, ThinkingBlock, normalize
+
 from .gateway_support import (
     GATEWAY_KEY,
     NAMED_MODELS,
     SHORT,
     FakeUpstream,
+    Reply,
     ServerThread,
     fixture_reply,
     gateway_toml,
     running_gateway,
+    sse_events,
 )
 from .postgres_support import postgres_server
 from .stored_support import (
@@ -36,7 +40,7 @@ from .stored_support import (
     tool_loop,
     worker_of,
 )
-from .support import needs_fixtures
+from .support import FIXTURES, needs_fixtures
 
 pytestmark = needs_fixtures
 
@@ -107,6 +111,99 @@ def test_turn_two_carries_the_first_answers_reasoning_state_back(
     thinking = [b for m in last["messages"] if isinstance(m["content"], list)
                 for b in m["content"] if b.get("type") == "thinking"]  # fmt: skip
     assert thinking and thinking[0]["signature"].startswith("Eo")
+
+
+# -- item_reference (the AI SDK's Responses provider with store: true) -------
+
+
+def _ai_sdk_turn_two(response: Any, result: str) -> list[dict[str, Any]]:
+    """Turn two as the AI SDK sends it with ``store: true``: the answer's
+    reasoning and text as ``item_reference``s, its calls whole, then results."""
+    items: list[dict[str, Any]] = [{"role": "user", "content": QUESTION}]
+    for item in response.output:
+        if item.type in ("reasoning", "message"):
+            items.append({"type": "item_reference", "id": item.id})
+        else:
+            items.append(item.model_dump(mode="json", exclude_unset=True))
+    calls = [item for item in response.output if item.type == "function_call"]
+    items += [
+        {"type": "function_call_output", "call_id": c.call_id, "output": result} for c in calls
+    ]
+    return items
+
+
+def _first_turn(url: str, fake: FakeUpstream, stem: str) -> Any:
+    api = "anthropic-messages"
+    data = (FIXTURES / api / f"{stem}.sse").read_bytes()
+    fake.script(NAMED_MODELS[api], Reply(200, sse_events(data)))
+    stream = responses_client(url).responses.create(
+        model=f"named.{SHORT[api]}", input=QUESTION, tools=TOOLS, stream=True
+    )
+    return [e.response for e in stream if e.type == "response.completed"][-1]
+
+
+def test_item_references_become_the_items_this_gateway_kept(url: str, fake: FakeUpstream) -> None:
+    """The Anthropic signature of turn one reaches Anthropic again byte for
+    byte, though the client sent only a reference to the reasoning item."""
+    api = "anthropic-messages"
+    events = normalize((FIXTURES / api / "thinking-then-tool-use.sse").read_bytes(), api)
+    signed = next(e.message for e in events if isinstance(e, Done))
+    signature = next(b.signature for b in signed.content if isinstance(b, ThinkingBlock))
+    first = _first_turn(url, fake, "thinking-then-tool-use")
+    assert any(item.type == "reasoning" for item in first.output)
+    fake.script(NAMED_MODELS[api], fixture_reply(api, "a01_text_simple", stream=False))
+    fake.clear()
+    body = {
+        "model": f"named.{SHORT[api]}",
+        "input": _ai_sdk_turn_two(first, "18 C"),
+        "tools": TOOLS,
+    }
+    answer = _create(url, body)
+    assert answer.status_code == 200, answer.text
+    sent = fake.requests_for(NAMED_MODELS[api])[-1].body
+    assistant = next(m for m in sent["messages"] if m["role"] == "assistant")
+    kinds = [b["type"] for b in assistant["content"]]
+    assert kinds[0] == "thinking" and "tool_use" in kinds
+    assert assistant["content"][0]["signature"] == signature
+    assert "x-streamnorm-warnings" not in answer.headers
+
+
+def test_an_item_reference_the_gateway_does_not_hold_is_refused_naming_it(
+    url: str, fake: FakeUpstream
+) -> None:
+    model = _text_answer(fake, "anthropic-messages")
+    fake.clear()
+    body = {"model": model, "input": [{"role": "user", "content": "hi"},
+                                      {"type": "item_reference", "id": "rs_nowhere"}]}  # fmt: skip
+    answer = _create(url, body)
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert error["param"] == "input[1].id" and "'rs_nowhere'" in error["message"]
+    assert "store: false" in error["message"]
+    assert fake.requests_for(NAMED_MODELS["anthropic-messages"]) == []
+
+
+def test_an_item_reference_goes_to_a_responses_upstream_unchanged(
+    url: str, fake: FakeUpstream
+) -> None:
+    model = _text_answer(fake, "openai-responses")
+    fake.clear()
+    reference = {"type": "item_reference", "id": "msg_upstream_own"}
+    body = {"model": model, "input": [{"role": "user", "content": "hi"}, reference]}
+    assert _create(url, body).status_code == 200
+    sent = fake.requests_for(NAMED_MODELS["openai-responses"])[-1].body
+    assert sent["input"][1] == reference
+
+
+def test_without_a_store_an_item_reference_is_refused(upstream: str, fake: FakeUpstream) -> None:
+    with running_gateway(upstream) as (_, gw):
+        model = _text_answer(fake, "google-generative-ai")
+        body = {"model": model, "input": [{"role": "user", "content": "hi"},
+                                          {"type": "item_reference", "id": "msg_1"}]}  # fmt: skip
+        answer = _create(gw.url, body)
+        assert answer.status_code == 400
+        assert answer.json()["error"]["param"] == "input[1].id"
+        assert "gateway.store" in answer.json()["error"]["message"]
 
 
 # -- the stored-response endpoints ---------------------------------------------

@@ -7,11 +7,13 @@ library side, ``decode_request(..., store=...)``, is checked here too.
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,10 +23,12 @@ from streamnorm import (
     TextBlock,
     ToolCallBlock,
     ToolResultMessage,
+    UnknownItem,
     UnknownResponse,
     Usage,
     UserMessage,
     decode_request,
+    encode_request,
 )
 from streamnorm.gateway.state import (
     ResponseStore,
@@ -71,6 +75,7 @@ def _empty(url: str) -> None:
 
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("DROP TABLE IF EXISTS streamnorm_responses")
+        conn.execute("DROP TABLE IF EXISTS streamnorm_response_items")
 
 
 def _answer(text: str, *, api: str = "anthropic-messages") -> AssistantMessage:
@@ -112,6 +117,51 @@ def test_put_get_delete_and_input_items(opener: Opener) -> None:
     assert store.delete(record.id) is True
     assert store.get(record.id) is None
     assert store.delete(record.id) is False
+
+
+#: A Responses answer's output items as a client received them.
+REASONING: dict[str, Any] = {
+    "id": "rs_1",
+    "type": "reasoning",
+    "summary": [],
+    "encrypted_content": "sn1.x",
+}
+TEXT_ITEM: dict[str, Any] = {
+    "id": "msg_1",
+    "type": "message",
+    "role": "assistant",
+    "status": "completed",
+    "content": [{"type": "output_text", "text": "Sunny.", "annotations": []}],
+}
+
+
+def _with_output(record: StoredResponse, *items: dict[str, Any]) -> StoredResponse:
+    return dataclasses.replace(record, response={**record.response, "output": list(items)})
+
+
+def test_output_items_are_found_by_id_until_their_response_goes(opener: Opener) -> None:
+    store = opener(Retention(ttl_seconds=3600))
+    kept = _with_output(_stored(), REASONING, TEXT_ITEM)
+    old = _with_output(_stored(created=int(time.time()) - 7200), {**TEXT_ITEM, "id": "msg_old"})
+    store.put(kept)
+    store.put(old)
+    assert store.items(["rs_1", "msg_1", "msg_old", "rs_none"]) == {
+        "rs_1": REASONING,
+        "msg_1": TEXT_ITEM,
+    }  # the expired response's item is invisible, an unknown id is left out
+    assert store.item("msg_1") == TEXT_ITEM and store.item("rs_none") is None
+    store.prune()
+    assert store.items(["msg_old"]) == {}
+    assert store.delete(kept.id)
+    assert store.items(["rs_1", "msg_1"]) == {}
+
+
+def test_many_references_are_looked_up_at_once(opener: Opener) -> None:
+    store = opener()
+    items = [{**TEXT_ITEM, "id": f"msg_{i}"} for i in range(1200)]
+    store.put(_with_output(_stored(), *items))
+    found = store.items([f"msg_{i}" for i in range(0, 1200, 1)] + ["msg_x"])
+    assert len(found) == 1200 and found["msg_1199"]["id"] == "msg_1199"
 
 
 def test_a_new_store_on_the_same_location_sees_what_was_kept(opener: Opener) -> None:
@@ -246,6 +296,35 @@ def test_decode_request_with_a_store_expands_the_history(tmp_path: Path) -> None
     assert request.messages[2].tool_call_id == "call_1"
     assert "previous_response_id" not in (request.extra or {}).get("openai-responses", {})
     store.close()
+
+
+def test_decode_request_resolves_item_references_from_a_store(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "r.sqlite3")
+    store.put(_with_output(_stored(), TEXT_ITEM))
+    body = {
+        "model": "m",
+        "input": [
+            {"role": "user", "content": "weather?"},
+            {"type": "item_reference", "id": "msg_1"},
+        ],
+    }
+    request = decode_request(body, "openai-responses", store=store)
+    assert request.messages[0] == UserMessage("weather?")
+    answer = request.messages[1]
+    assert isinstance(answer, AssistantMessage)
+    assert [b.text for b in answer.content if isinstance(b, TextBlock)] == ["Sunny."]
+    unknown = {**body, "input": [*body["input"], {"type": "item_reference", "id": "rs_gone"}]}
+    with pytest.raises(UnknownItem, match=r"^input\[2\]\.id: no stored item 'rs_gone'"):
+        decode_request(unknown, "openai-responses", store=store)
+    store.close()
+
+
+def test_without_a_store_an_item_reference_stays_for_a_responses_api_to_resolve() -> None:
+    reference = {"type": "item_reference", "id": "msg_1"}
+    body = {"model": "m", "input": [{"role": "user", "content": "hi"}, reference]}
+    request = decode_request(body, "openai-responses", provider="openai")
+    wire = encode_request(request, "openai-responses", provider="openai")
+    assert wire.body["input"][1] == reference
 
 
 def test_decode_request_with_an_unknown_id_names_it(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from . import samples
 from .apis import APIS, READ_ONLY_APIS, ApiName, KnownApiName, WireApi, resolve_api
 from .codec import (
     ResponseHistory,
+    UnknownItem,
     UnknownResponse,
     decode_request,
     decode_response,
@@ -111,6 +112,7 @@ __all__ = [
     "ToolCallDelta",
     "ToolCallParser",
     "ToolResultMessage",
+    "UnknownItem",
     "UnknownResponse",
     "Usage",
     "UsageUpdate",

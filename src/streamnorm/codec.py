@@ -39,6 +39,7 @@ from .sanitize.target import provider_in_history
 __all__ = [
     "KEPT_HEADERS",
     "ResponseHistory",
+    "UnknownItem",
     "UnknownResponse",
     "decode_request",
     "decode_response",
@@ -194,6 +195,11 @@ class ResponseHistory(Protocol):
         """The conversation up to and including that response; None: unknown."""
         ...
 
+    def item(self, item_id: str) -> Mapping[str, Any] | None:
+        """A stored response's output item, as the response gave it, by its
+        ``id`` (what an ``item_reference`` names); None: unknown."""
+        ...
+
 
 class UnknownResponse(ValueError):
     """``previous_response_id`` names no stored response (unknown, expired or deleted)."""
@@ -204,6 +210,45 @@ class UnknownResponse(ValueError):
             "(unknown, expired or deleted)"
         )
         self.response_id = response_id
+
+
+class UnknownItem(ValueError):
+    """An ``item_reference`` names no stored item (unknown, expired or deleted)."""
+
+    def __init__(self, item_id: str, where: str) -> None:
+        super().__init__(f"{where}.id: no stored item {item_id!r} (unknown, expired or deleted)")
+        self.item_id, self.where = item_id, where
+
+
+def _is_reference(item: Any) -> bool:
+    return isinstance(item, Mapping) and item.get("type") == "item_reference"
+
+
+def _referenced(item: Any, where: str, store: ResponseHistory) -> Any:
+    """``item`` itself, or the stored item an ``item_reference`` names."""
+    if not _is_reference(item):
+        return item
+    item_id = item.get("id")
+    if not isinstance(item_id, str) or not item_id:
+        raise ValueError(f"{where}.id: a non-empty string is required")
+    found = store.item(item_id)
+    if found is None:
+        raise UnknownItem(item_id, where)
+    return found
+
+
+def _with_items(body: Mapping[str, Any], store: ResponseHistory | None) -> Mapping[str, Any]:
+    """A Responses body whose ``item_reference`` inputs are the items they name.
+
+    Without a store the references stay as they are (opaque blocks only a
+    Responses upstream that holds the items can resolve). Cost: one pass over
+    ``input`` and one store lookup per reference.
+    """
+    items = body.get("input")
+    if store is None or not isinstance(items, list) or not any(map(_is_reference, items)):
+        return body
+    resolved = [_referenced(item, f"input[{i}]", store) for i, item in enumerate(items)]
+    return {**body, "input": resolved}
 
 
 def _expand(request: Request, body: Mapping[str, Any], store: ResponseHistory | None) -> Request:
@@ -269,10 +314,14 @@ def decode_request(
     response: ``store`` gives its history, which becomes the start of
     ``messages``. Without a store that is a ``ValueError`` naming the field
     (decoding on would lose the conversation); an id the store does not
-    hold is :class:`UnknownResponse`.
+    hold is :class:`UnknownResponse`. Its ``item_reference`` inputs become
+    the stored items they name (:class:`UnknownItem` for one the store does
+    not hold); without a store they stay opaque blocks of the Responses API.
     """
     name = resolve_spoken_api(api)
     data = _json_body(body, "body")
+    if name == "openai-responses":
+        data = _with_items(data, store)
     request = _codec(name).decode_request(data, path=path, provider=provider)
     if name == "openai-responses":
         request = _expand(request, data, store)

@@ -10,8 +10,9 @@ client allows. The clients come from ``tests/e2e/node/package-lock.json``
 cells are skipped, unless ``STREAMNORM_E2E=1`` (set by ``.ci/run``) makes
 that a failure. Each cell's time is in the terminal summary.
 
-Cells that fail because of one of issue #27's findings carry a strict xfail
-naming it: when the finding's fix lands the cell passes, and the mark must go.
+A cell expected to fail would carry a strict xfail naming its cause
+(``EXPECTED_FAILURES``); when the cause is fixed the cell passes and the mark
+must go.
 """
 
 from __future__ import annotations
@@ -39,20 +40,9 @@ PYTHON_CLIENTS = (
 )
 NODE_CLIENTS = ("claude", "codex", "gemini")
 
-F2 = "#27 finding 2: claude -p prints nothing when the turn ends in a signature carrier"
-F4 = "#27 finding 4: Gemini clients lose the signature the gateway puts on a separate thought part"
-F5 = "#27 finding 5: the Gemini thinking budget reaches Anthropic unchecked"
-F6 = "#27 finding 6: the gateway never asks a Responses upstream for encrypted reasoning"
-
-
-#: Cells that fail today because of a #27 finding: a cell-name pattern (the
-#: whole name) and the finding. Each entry goes when its finding's fix lands.
-EXPECTED_FAILURES: tuple[tuple[str, str], ...] = (
-    ("claude-code-stream-via-(responses|gemini)", F2),
-    ("(aisdk|litellm)-google-stream-via-anthropic|litellm-google-whole-via-anthropic", F4),
-    ("gemini-cli-stream-via-anthropic", F5),
-    ("(claude-code|gemini-cli|litellm-google)-(stream|whole)-via-responses", F6),
-)
+#: Cells expected to fail: a cell-name pattern (the whole name) and the reason,
+#: each a strict xfail that must go when its cause is fixed. None today.
+EXPECTED_FAILURES: tuple[tuple[str, str], ...] = ()
 
 
 def _missing_clients() -> list[str]:

@@ -18,7 +18,13 @@ from __future__ import annotations
 import dataclasses
 
 from .._json import dumps_compact
-from ..codec import ResponseHistory, UnknownResponse, decode_request, encode_request
+from ..codec import (
+    ResponseHistory,
+    UnknownItem,
+    UnknownResponse,
+    decode_request,
+    encode_request,
+)
 from ..providers.openai_responses.request import with_reasoning_continuity
 from ..request import Request
 from ..sanitize import DEFAULT_FOREIGN_THINKING, ForeignThinking, SanitizeWarning
@@ -58,6 +64,13 @@ def same_api_request(call: ClientCall, up: Upstream, headers: dict[str, str]) ->
     return Outgoing(_PATHS[call.api], forwarded, body)
 
 
+#: What to do about an ``item_reference`` the gateway cannot resolve.
+_ITEM_HINT = (
+    "; an item_reference resolves only to an answer this gateway kept (gateway.store set, "
+    "the request's store not false): otherwise send the items whole (store: false)"
+)
+
+
 class ClientRequest:
     """A client call and its canonical form, decoded on first need.
 
@@ -92,7 +105,7 @@ class ClientRequest:
     @property
     def expanded(self) -> bool:
         """Whether the gateway itself holds the history the call continues."""
-        return isinstance(self._stored, Prefetched) and self._stored.stored is not None
+        return isinstance(self._stored, Prefetched) and self._stored.holds_any
 
     def canonical(self) -> Request:
         if self._canonical is None:
@@ -108,6 +121,8 @@ class ClientRequest:
                 raise GatewayError(
                     400, str(exc), param="previous_response_id", code="previous_response_not_found"
                 ) from None
+            except UnknownItem as exc:
+                raise GatewayError(400, f"{exc}{_ITEM_HINT}", param=f"{exc.where}.id") from None
             except ValueError as exc:
                 message = str(exc)
                 field = message.split(":", 1)[0] if ":" in message else None

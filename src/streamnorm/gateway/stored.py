@@ -40,6 +40,7 @@ __all__ = ["Prefetched", "StoredResponses", "stored_path"]
 
 API = "openai-responses"
 _T = TypeVar("_T")
+_A = TypeVar("_A")
 _PATH = re.compile(r"/v1/responses/(resp_[A-Za-z0-9_\-]{1,200})(/input_items)?")
 _JSON = "application/json"
 _ITEM_PREFIXES = {"message": "msg_", "function_call": "fc_", "function_call_output": "fco_"}
@@ -56,12 +57,25 @@ def stored_path(method: str, path: str) -> re.Match[str] | None:
 
 
 class Prefetched:
-    """The one stored response a request continues, read before it is decoded
-    (``decode_request``'s store: the relay never waits on more than one read)."""
+    """What a request continues, read before it is decoded (``decode_request``'s
+    store: the relay never waits on more than one read): the stored response
+    its ``previous_response_id`` names and the stored items its
+    ``item_reference`` inputs name, those this gateway holds."""
 
-    def __init__(self, stored: StoredResponse | None, configured: bool) -> None:
+    def __init__(
+        self,
+        stored: StoredResponse | None,
+        configured: bool,
+        items: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> None:
         self.stored = stored
+        self.items = items or {}
         self._configured = configured
+
+    @property
+    def holds_any(self) -> bool:
+        """Whether the request continues something only this gateway holds."""
+        return self.stored is not None or bool(self.items)
 
     def history(self, response_id: str) -> Sequence[Message] | None:
         if not self._configured:
@@ -70,6 +84,21 @@ class Prefetched:
             )
         stored = self.stored
         return stored.history if stored is not None and stored.id == response_id else None
+
+    def item(self, item_id: str) -> Mapping[str, Any] | None:
+        return self.items.get(item_id)
+
+
+def _references(body: Mapping[str, Any]) -> list[str]:
+    """The ids the ``item_reference`` inputs of a Responses body name."""
+    items = body.get("input")
+    return [
+        item["id"]
+        for item in (items if isinstance(items, list) else ())
+        if isinstance(item, dict)
+        and item.get("type") == "item_reference"
+        and isinstance(item.get("id"), str)
+    ]
 
 
 def _wants_store(body: Mapping[str, Any]) -> bool:
@@ -100,19 +129,23 @@ class StoredResponses:
         return self.store is not None and _wants_store(body)
 
     async def prefetch(self, body: Mapping[str, Any]) -> Prefetched:
-        """The stored response ``body``'s ``previous_response_id`` names, if any."""
+        """The stored response ``body``'s ``previous_response_id`` names and
+        the stored items its ``item_reference`` inputs name, those held here."""
         previous = body.get("previous_response_id")
-        stored = None
+        references = _references(body)
+        stored, items = None, None
         if self.store is not None and isinstance(previous, str) and previous:
             stored = await self._read(self.store.get, previous)
-        return Prefetched(stored, self.store is not None)
+        if self.store is not None and references:
+            items = await self._read(self.store.items, references)
+        return Prefetched(stored, self.store is not None, items)
 
-    async def _read(self, method: Callable[[str], _T], response_id: str) -> _T:
+    async def _read(self, method: Callable[[_A], _T], key: _A) -> _T:
         """A store call on the request's path; a store that fails is a 503."""
         try:
-            return await asyncio.to_thread(method, response_id)
+            return await asyncio.to_thread(method, key)
         except Exception as exc:
-            self._log_failure("store_unavailable", exc, response_id)
+            self._log_failure("store_unavailable", exc, key if isinstance(key, str) else None)
             raise GatewayError(503, "the response store is unavailable") from None
 
     async def keep(

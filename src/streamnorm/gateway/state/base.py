@@ -22,7 +22,7 @@ from __future__ import annotations
 import secrets
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,6 +66,13 @@ class StoredResponse:
     def history(self) -> tuple[Message, ...]:
         """The conversation a later ``previous_response_id`` continues."""
         return (*self.input, self.output)
+
+    @property
+    def item_ids(self) -> tuple[str, ...]:
+        """The ids of the response's output items (an ``item_reference`` names one)."""
+        output = self.response.get("output", ())
+        ids = (item.get("id") for item in output if isinstance(item, Mapping))
+        return tuple(i for i in ids if isinstance(i, str) and i)
 
     def to_json(self) -> bytes:
         return dumps_compact(
@@ -117,6 +124,10 @@ class ResponseStore(ABC):
         """The stored JSON of a response created at or after ``not_before``."""
 
     @abstractmethod
+    def _owners(self, item_ids: Sequence[str]) -> dict[str, str]:
+        """The response id each known output item id belongs to."""
+
+    @abstractmethod
     def delete(self, response_id: str) -> bool:
         """Remove a response; False: there was none."""
 
@@ -148,6 +159,24 @@ class ResponseStore(ABC):
         """What ``previous_response_id`` expands to (``decode_request``'s store)."""
         stored = self.get(response_id)
         return None if stored is None else stored.history
+
+    def items(self, item_ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:
+        """The stored output items of these ids, as the responses gave them
+        (what ``item_reference`` inputs name); unknown or expired ids are left
+        out. Cost: one indexed read for the ids, one per response holding them."""
+        owners = self._owners(item_ids)
+        found: dict[str, Mapping[str, Any]] = {}
+        for response_id in set(owners.values()):
+            stored = self.get(response_id)
+            for item in stored.response.get("output", ()) if stored is not None else ():
+                item_id = item.get("id") if isinstance(item, Mapping) else None
+                if isinstance(item_id, str) and owners.get(item_id) == response_id:
+                    found[item_id] = item
+        return found
+
+    def item(self, item_id: str) -> Mapping[str, Any] | None:
+        """One stored output item by its id (``decode_request``'s store)."""
+        return self.items((item_id,)).get(item_id)
 
     def maybe_prune(self) -> None:
         """Prune unless this store pruned less than ``prune_every`` seconds ago."""

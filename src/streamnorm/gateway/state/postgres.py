@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from .base import ResponseStore, Retention, StoredResponse
@@ -24,6 +25,15 @@ _SCHEMA = (
     "data BYTEA NOT NULL)",
     "CREATE INDEX IF NOT EXISTS streamnorm_responses_created "
     "ON streamnorm_responses (created_at, seq)",
+    "CREATE TABLE IF NOT EXISTS streamnorm_response_items ("
+    "item_id TEXT PRIMARY KEY, response_id TEXT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS streamnorm_response_items_owner "
+    "ON streamnorm_response_items (response_id)",
+)
+#: Item rows whose response is gone (deleted or pruned).
+_ORPHANS = (
+    "DELETE FROM streamnorm_response_items WHERE response_id NOT IN "
+    "(SELECT id FROM streamnorm_responses)"
 )
 
 
@@ -57,12 +67,33 @@ class PostgresStore(ResponseStore):
     def _save(self, response: StoredResponse) -> None:
         data = response.to_json()
         with self._lock:
-            self._connect().execute(
-                "INSERT INTO streamnorm_responses (id, created_at, size, data) "
-                "VALUES (%s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET "
-                "created_at = EXCLUDED.created_at, size = EXCLUDED.size, data = EXCLUDED.data",
-                (response.id, response.created_at, len(data), data),
+            conn = self._connect()
+            with conn.transaction():
+                conn.execute(
+                    "INSERT INTO streamnorm_responses (id, created_at, size, data) "
+                    "VALUES (%s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET "
+                    "created_at = EXCLUDED.created_at, size = EXCLUDED.size, data = EXCLUDED.data",
+                    (response.id, response.created_at, len(data), data),
+                )
+                conn.cursor().executemany(
+                    "INSERT INTO streamnorm_response_items (item_id, response_id) "
+                    "VALUES (%s, %s) ON CONFLICT (item_id) DO UPDATE SET "
+                    "response_id = EXCLUDED.response_id",
+                    [(item_id, response.id) for item_id in response.item_ids],
+                )
+
+    def _owners(self, item_ids: Sequence[str]) -> dict[str, str]:
+        with self._lock:
+            rows = (
+                self._connect()
+                .execute(
+                    "SELECT item_id, response_id FROM streamnorm_response_items "
+                    "WHERE item_id = ANY(%s)",
+                    (list(item_ids),),
+                )
+                .fetchall()
             )
+        return {str(item_id): str(owner) for item_id, owner in rows}
 
     def _load(self, response_id: str, not_before: int) -> bytes | None:
         with self._lock:
@@ -78,9 +109,12 @@ class PostgresStore(ResponseStore):
 
     def delete(self, response_id: str) -> bool:
         with self._lock:
-            cur = self._connect().execute(
-                "DELETE FROM streamnorm_responses WHERE id = %s", (response_id,)
-            )
+            conn = self._connect()
+            with conn.transaction():
+                conn.execute(
+                    "DELETE FROM streamnorm_response_items WHERE response_id = %s", (response_id,)
+                )
+                cur = conn.execute("DELETE FROM streamnorm_responses WHERE id = %s", (response_id,))
             return bool(cur.rowcount)
 
     def prune(self) -> int:
@@ -98,6 +132,7 @@ class PostgresStore(ResponseStore):
                     "FROM streamnorm_responses) newest WHERE kept > %s)",
                     (self.retention.max_bytes,),
                 ).rowcount
+                conn.execute(_ORPHANS)
         return int(gone) + int(over)
 
     def close(self) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -25,7 +25,14 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS responses ("
     "id TEXT PRIMARY KEY, created_at INTEGER NOT NULL, size INTEGER NOT NULL, data BLOB NOT NULL)",
     "CREATE INDEX IF NOT EXISTS responses_created ON responses (created_at)",
+    "CREATE TABLE IF NOT EXISTS response_items ("
+    "item_id TEXT PRIMARY KEY, response_id TEXT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS response_items_owner ON response_items (response_id)",
 )
+#: Ids per lookup query (SQLite caps the parameters of one statement).
+_IDS_PER_QUERY = 500
+#: Item rows whose response is gone (deleted or pruned).
+_ORPHANS = "DELETE FROM response_items WHERE response_id NOT IN (SELECT id FROM responses)"
 
 
 class SQLiteStore(ResponseStore):
@@ -74,6 +81,26 @@ class SQLiteStore(ResponseStore):
                 "size = excluded.size, data = excluded.data",
                 (response.id, response.created_at, len(data), data),
             )
+            conn.executemany(
+                "INSERT INTO response_items (item_id, response_id) VALUES (?, ?) "
+                "ON CONFLICT (item_id) DO UPDATE SET response_id = excluded.response_id",
+                [(item_id, response.id) for item_id in response.item_ids],
+            )
+
+    def _owners(self, item_ids: Sequence[str]) -> dict[str, str]:
+        ids = sorted(set(item_ids))
+        owners: dict[str, str] = {}
+        with self._lock:
+            conn = self._connect()
+            for start in range(0, len(ids), _IDS_PER_QUERY):
+                part = ids[start : start + _IDS_PER_QUERY]
+                rows = conn.execute(
+                    "SELECT item_id, response_id FROM response_items "
+                    f"WHERE item_id IN ({', '.join('?' * len(part))})",
+                    part,
+                ).fetchall()
+                owners.update((str(item_id), str(owner)) for item_id, owner in rows)
+        return owners
 
     def _load(self, response_id: str, not_before: int) -> bytes | None:
         with self._lock:
@@ -89,6 +116,7 @@ class SQLiteStore(ResponseStore):
 
     def delete(self, response_id: str) -> bool:
         with self._write() as conn:
+            conn.execute("DELETE FROM response_items WHERE response_id = ?", (response_id,))
             return conn.execute("DELETE FROM responses WHERE id = ?", (response_id,)).rowcount > 0
 
     def prune(self) -> int:
@@ -102,6 +130,7 @@ class SQLiteStore(ResponseStore):
                 "FROM responses) WHERE kept > ?)",
                 (self.retention.max_bytes,),
             ).rowcount
+            conn.execute(_ORPHANS)
         return int(gone) + int(over)
 
     def close(self) -> None:
