@@ -778,3 +778,15 @@ def test_sanitizing_keeps_a_system_message_and_cleans_its_text() -> None:
     assert sanitize_messages_for_target([blocks], None, "m", api="openai-completions") == [
         SystemMessage((TextBlock("a"),), "system")
     ]
+
+
+@pytest.mark.parametrize("target", ["anthropic-messages", "google-generative-ai"])
+def test_a_detail_the_target_cannot_take_is_dropped_with_a_warning(target: str) -> None:
+    request = decode_request(chat_vision("high"), "openai-completions")
+    wire = encode_request(request, target)
+    assert [(w.message, w.block, w.kind) for w in wire.warnings] == [(0, 1, "detail_dropped")]
+    assert "'high'" in str(wire.warnings[0]) and "the image is sent" in str(wire.warnings[0])
+    assert not encode_request(
+        decode_request(chat_vision("auto"), "openai-completions"), target
+    ).warnings
+    assert not encode_request(request, "openai-responses").warnings

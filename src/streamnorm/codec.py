@@ -19,7 +19,7 @@ from .events import Event
 from .messages import AssistantMessage, Message, ToolCallBlock, ToolResultMessage
 from .providers.anthropic import request as anthropic_request
 from .providers.anthropic import response as anthropic_response
-from .providers.codecbase import MediaTypes, refuse_unsendable_parts
+from .providers.codecbase import MediaTypes, check_parts
 from .providers.google import request as google_request
 from .providers.google import response as google_response
 from .providers.openai_completions import request as completions_request
@@ -144,7 +144,7 @@ def encode_request(
     """
     name = resolve_spoken_api(api)
     codec = _codec(name)
-    refuse_unsendable_parts(request.messages, name, codec.MEDIA)
+    part_warnings = check_parts(request.messages, name, codec.MEDIA)
     request, tool_warnings = translate_server_tools(request, name, server_tools)
     messages = list(request.messages)
     if provider is None:
@@ -156,6 +156,7 @@ def encode_request(
         )
     wire = codec.encode_request(request, messages, provider)
     warnings = (
+        *part_warnings,
         *tool_warnings,
         *history_warnings,
         *wire.warnings,

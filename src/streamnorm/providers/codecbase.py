@@ -48,6 +48,7 @@ __all__ = [
     "Turn",
     "arguments_text",
     "call_names",
+    "check_parts",
     "data_url",
     "deep_merge",
     "document_base64",
@@ -60,7 +61,6 @@ __all__ = [
     "named_results",
     "parse_data_url",
     "provider_tools",
-    "refuse_unsendable_parts",
     "standard_base64",
     "system_content",
     "system_note",
@@ -395,10 +395,12 @@ def drive(
 @dataclass(frozen=True)
 class MediaTypes:
     """The media types an api takes in images and in documents (files,
-    audio). An entry ending with ``/`` is a prefix (``"image/"``)."""
+    audio). An entry ending with ``/`` is a prefix (``"image/"``).
+    ``image_detail``: the api takes OpenAI's ``detail`` rendering hint."""
 
     images: tuple[str, ...]
     documents: tuple[str, ...]
+    image_detail: bool = False
 
     def accepts(self, block: ImageBlock | DocumentBlock) -> bool:
         """Whether ``block`` can go; a block of unknown type (a URL or a
@@ -414,13 +416,18 @@ class MediaTypes:
         return f"images {names(self.images)}; documents {names(self.documents)}"
 
 
-def refuse_unsendable_parts(messages: Sequence[Message], api: str, media: MediaTypes) -> None:
+def check_parts(
+    messages: Sequence[Message], api: str, media: MediaTypes
+) -> tuple[SanitizeWarning, ...]:
     """``ValueError`` naming the first part of a user message or a tool
     result that ``api`` cannot take: an image or document of a type it
     refuses, or another api's own part. It would otherwise be dropped
     unseen (a message holding only it would vanish), or be a 400 from the
-    provider that names nothing of the caller's. Linear in the number of
+    provider that names nothing of the caller's. An image's ``detail`` hint
+    (other than ``"auto"``) that ``api`` has no setting for is dropped, the
+    image sent: one ``detail_dropped`` warning each. Linear in the number of
     blocks."""
+    warnings: list[SanitizeWarning] = []
     for i, m in enumerate(messages):
         if not isinstance(m, (UserMessage, ToolResultMessage)) or isinstance(m.content, str):
             continue
@@ -435,6 +442,11 @@ def refuse_unsendable_parts(messages: Sequence[Message], api: str, media: MediaT
                     f"messages[{i}].content[{j}]: the {block.api} part {block.kind!r}"
                     f" cannot be sent to {api} (only its own api knows it)"
                 )
+            hint = block.detail if isinstance(block, ImageBlock) else None
+            if hint not in (None, "auto") and not media.image_detail:
+                reason = f"image detail {hint!r} not carried to {api}; the image is sent"
+                warnings.append(SanitizeWarning(i, j, "detail_dropped", reason))
+    return tuple(warnings)
 
 
 # ---------------------------------------------------------------------------

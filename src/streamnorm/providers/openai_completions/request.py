@@ -82,7 +82,9 @@ _AUDIO_TYPES = {"wav": "audio/wav", "mp3": "audio/mp3"}
 
 #: Images; PDF files (the only ``file`` parts Chat takes), WAV/MP3 audio, and
 #: plain text (sent as a text part, as OpenAI's file guide says).
-MEDIA = MediaTypes(("image/",), ("application/pdf", "text/plain", *AUDIO_FORMATS))
+MEDIA = MediaTypes(
+    ("image/",), ("application/pdf", "text/plain", *AUDIO_FORMATS), image_detail=True
+)
 
 #: Hosts that take ``max_completion_tokens`` and no reasoning replay fields.
 OPENAI_HOSTS = frozenset(("openai", "azure"))

@@ -81,7 +81,7 @@ ENCRYPTED = "reasoning.encrypted_content"
 
 #: Images, and the files ``input_file`` takes (documents, text, code and
 #: spreadsheets; no audio or video).
-MEDIA = MediaTypes(("image/",), ("application/", "text/"))
+MEDIA = MediaTypes(("image/",), ("application/", "text/"), image_detail=True)
 
 #: Item id prefixes the API checks (requests.md §9.2 rule 2).
 ID_PREFIXES = {"message": "msg_", "reasoning": "rs_", "function_call": "fc_"}
