@@ -110,7 +110,11 @@ _PRICE_FIELDS = {
 
 
 def _genai_prices(provider: str, name: str, today: str) -> dict[str, Any] | None:
-    """The model's current list prices from genai-prices, or None."""
+    """The model's list prices from genai-prices on ``today``, or None.
+
+    A price that holds at certain hours only (DeepSeek's off-peak discount)
+    is read at 12:00 UTC, so that the snapshot does not depend on the hour
+    it was refreshed at; per-request time-of-day prices are not modelled."""
     from genai_prices.data_snapshot import find_provider_by_id, get_snapshot
 
     found = find_provider_by_id(get_snapshot().providers, provider)
@@ -118,9 +122,9 @@ def _genai_prices(provider: str, name: str, today: str) -> dict[str, Any] | None
     if model is None:
         return None
     price = model.prices
-    if isinstance(price, list):  # the last price whose condition holds now
-        now = datetime.datetime.now(datetime.timezone.utc)
-        active = [p for p in price if p.constraint is None or p.constraint.active(now)]
+    if isinstance(price, list):  # the last price whose condition holds at noon, UTC
+        noon = datetime.datetime.fromisoformat(f"{today}T12:00:00+00:00")
+        active = [p for p in price if p.constraint is None or p.constraint.active(noon)]
         price = (active or price)[-1].prices
     out: dict[str, Any] = {}
     tiers: dict[int, dict[str, Any]] = {}
