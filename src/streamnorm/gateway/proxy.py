@@ -40,9 +40,6 @@ __all__ = ["Proxy"]
 
 #: Most bytes of a non-streaming upstream answer the gateway holds.
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
-#: Most bytes of an upstream stream the gateway reads (then the client gets
-#: its API's error event and the upstream is closed).
-MAX_STREAM_BYTES = DEFAULT_MAX_STREAM_BYTES
 
 
 #: Called with the final message once a stream's end has been read, before
@@ -63,6 +60,9 @@ class Proxy:
         self._client = client
         self._stored = stored or StoredResponses(None)
         self._secrets = config.secrets()
+        #: Most bytes of an upstream stream read (then the client gets its
+        #: API's error event and the upstream is closed).
+        self.max_stream_bytes: int | None = DEFAULT_MAX_STREAM_BYTES
 
     async def handle(self, ex: Exchange, call: ClientCall) -> None:
         route = self._route(call)
@@ -94,7 +94,7 @@ class Proxy:
         # echoes its key (in an error event, a 200 error body) shows ***.
         redactor = Redactor(self._secrets)
         if call.stream:
-            relay, content_type = _relay(call, opened, answer)
+            relay, content_type = _relay(call, opened, answer, self.max_stream_bytes)
             await _stream(ex, opened, relay, (content_type, redactor), finish)
         else:
             await _whole(ex, call, opened, answer, (finish, redactor))
@@ -135,7 +135,9 @@ class _Answer:
         self.response_id = new_response_id() if translated and self.request is not None else None
 
 
-def _relay(call: ClientCall, opened: Opened, answer: _Answer) -> tuple[Relay, str]:
+def _relay(
+    call: ClientCall, opened: Opened, answer: _Answer, limit: int | None
+) -> tuple[Relay, str]:
     """The relay for this pair of APIs, and the content type the client gets."""
     up = opened.upstream
     model = up.model or call.model
@@ -146,7 +148,7 @@ def _relay(call: ClientCall, opened: Opened, answer: _Answer) -> tuple[Relay, st
             model=model,
             provider=up.provider,
             sse=call.sse,
-            max_stream_bytes=MAX_STREAM_BYTES,
+            max_stream_bytes=limit,
         )
         return same, content_type
     relay = Translate(
@@ -159,7 +161,7 @@ def _relay(call: ClientCall, opened: Opened, answer: _Answer) -> tuple[Relay, st
         created=answer.created,
         response_id=answer.response_id,
         request=answer.request,
-        max_stream_bytes=MAX_STREAM_BYTES,
+        max_stream_bytes=limit,
     )
     return relay, "text/event-stream" if call.sse else "application/json"
 

@@ -73,7 +73,7 @@ class Passthrough:
         self._recognised = False
         self._refused = False
         self._events = 0
-        self._last = 0
+        self._tail = b""
         self._last_sent = b""
         self._sent = False
 
@@ -83,10 +83,11 @@ class Passthrough:
 
     @property
     def closed(self) -> bool:
-        return self._normalizer.closed
+        """Whether the stream is over for the client (its end read, or refused)."""
+        return self._refused or self._normalizer.closed
 
     def feed(self, chunk: bytes) -> bytes:
-        if self._normalizer.closed:
+        if self.closed:
             return b""
         return self._after(self._normalizer.feed(chunk), chunk)
 
@@ -100,7 +101,7 @@ class Passthrough:
         """The last bytes: the held ones, then the error event unless the
         stream had ended (a Gemini array cut after its last element gets its
         ``]``)."""
-        if self._normalizer.closed:
+        if self.closed:
             return b""
         events = self._normalizer.flush()
         out = self._after(events, b"")
@@ -114,14 +115,14 @@ class Passthrough:
         """What the client gets for ``chunk`` given the events it completed."""
         if not self._recognised:
             self._held += chunk
-            framing = "json-array" if self._array else "sse"
-            if not events and sniff_framing(bytes(self._held), False) != framing:
+            expected = "json-array" if self._array else "sse"
+            framing = sniff_framing(bytes(self._held), bool(events))
+            if not events and framing != expected:
                 return b""
             self._recognised = True
-            if _no_stream(events, self._held):
-                assert isinstance(events[-1], Error)
+            if framing != expected or _failed_at_once(events):
                 self._refused = True
-                return self._error(_not_a_stream(events[-1]))
+                return self._error(_not_a_stream(events))
             chunk, self._held = bytes(self._held), bytearray()
         out = self._forward(chunk)
         error = next((e for e in events if isinstance(e, Error) and e.kind == "limit"), None)
@@ -130,8 +131,8 @@ class Passthrough:
     def _forward(self, chunk: bytes) -> bytes:
         # SSE events so far, for the Responses error's sequence_number; a
         # blank line split across two chunks is counted once.
-        self._events += chunk.count(b"\n\n") + (self._last == 10 and chunk[:1] == b"\n")
-        self._last = chunk[-1] if chunk else self._last
+        self._events += chunk.count(b"\n\n") + (self._tail[-1:] == b"\n" and chunk[:1] == b"\n")
+        self._tail = (self._tail + chunk)[-4:]
         self._last_sent = chunk.rstrip()[-1:] or self._last_sent
         self._sent = self._sent or bool(chunk)
         return chunk
@@ -140,19 +141,21 @@ class Passthrough:
         if self._array:
             body = stream_error(self._api, 502, message).removeprefix(b"data: ").rstrip()
             return (b",\r\n" + body + b"]") if self._sent else (b"[" + body + b"]")
-        return stream_error(self._api, 502, message, sequence_number=self._events)
+        # An event cut short is ended first, so that the error is read as its own event.
+        cut = self._sent and not self._tail.endswith((b"\n\n", b"\r\r", b"\r\n\r\n"))
+        error = stream_error(self._api, 502, message, sequence_number=self._events)
+        return b"\n\n" + error if cut else error
 
 
-def _no_stream(events: list[Event], held: bytes | bytearray) -> bool:
-    """Whether the first events read say the body was no stream: bytes of no
-    API, or one JSON error object where a stream of events was due."""
-    if len(events) != 2 or not isinstance(events[1], Error):
-        return False
-    return events[1].kind == "protocol" or held.lstrip()[:1] == b"{"
+def _failed_at_once(events: list[Event]) -> bool:
+    """Whether the first events read are the stream's failure: bytes of no API."""
+    return len(events) == 2 and isinstance(events[1], Error) and events[1].kind == "protocol"
 
 
-def _not_a_stream(error: Error) -> str:
-    """The client's message for an upstream 200 whose body was no stream."""
-    if error.kind == "upstream":
+def _not_a_stream(events: list[Event]) -> str:
+    """The client's message for an upstream 200 whose body was no stream
+    (an error body's own message where it was one)."""
+    error = events[-1] if events else None
+    if isinstance(error, Error) and error.kind == "upstream" and len(events) == 2:
         return error.reason
     return "the upstream answered 200 with a body that is not a stream of its API"
