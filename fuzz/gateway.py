@@ -97,10 +97,12 @@ class Seen:
 
 
 class MisbehavingUpstream:
-    """A raw HTTP/1.1 server on 127.0.0.1 playing ``fault`` to every request."""
+    """A raw HTTP/1.1 server on 127.0.0.1 playing ``fault`` to every request
+    (the faults in ``queue`` first, one a request)."""
 
     def __init__(self) -> None:
         self.fault = Fault()
+        self.queue: list[Fault] = []
         self.seen: list[Seen] = []
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
@@ -129,6 +131,7 @@ class MisbehavingUpstream:
         self._loop.run_forever()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        seen: Seen | None = None
         try:
             head = await reader.readuntil(b"\r\n\r\n")
             length = 0
@@ -138,11 +141,14 @@ class MisbehavingUpstream:
                     length = int(value)
             seen = Seen(head, await reader.readexactly(length))
             self.seen.append(seen)
-            await self._play(self.fault, seen, reader, writer)
+            fault = self.queue.pop(0) if self.queue else self.fault
+            await self._play(fault, seen, reader, writer)
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             pass
         finally:
             writer.close()
+            if seen is not None and seen.closed_at is None:  # the gateway went first
+                seen.closed_at = time.monotonic()
 
     async def _play(
         self, fault: Fault, seen: Seen, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
@@ -184,19 +190,22 @@ class Answer:
         return heads.encode("latin-1") + self.body
 
 
-def gateway_config(upstream_url: str) -> dict[str, Any]:
-    """Routes ``<api>.*`` to that API's upstream at ``upstream_url``."""
+def gateway_config(upstream_url: str, timeout: float = UPSTREAM_TIMEOUT) -> dict[str, Any]:
+    """Routes ``<api>.*`` to that API's upstream at ``upstream_url``, and
+    ``fallback.*`` to the Chat upstream twice (the second is the fallback)."""
     ups = {
         _SHORT[api]: {
             "api": api,
             "base_url": upstream_url,
             "api_key_env": f"FUZZ_KEY_{_SHORT[api].upper()}",
-            "timeout": UPSTREAM_TIMEOUT,
+            "timeout": timeout,
             "connect_timeout": 1.0,
         }
         for api in APIS
     }
+    ups["chat-again"] = dict(ups["chat"])
     routes = [{"models": f"{api}.*", "upstreams": [_SHORT[api]]} for api in APIS]
+    routes.append({"models": "fallback.*", "upstreams": ["chat", "chat-again"]})
     return {"gateway": {"keys_env": "FUZZ_CLIENT_KEYS"}, "upstreams": ups, "routes": routes}
 
 
@@ -230,12 +239,23 @@ def client_path(api: str, model: str, *, stream: bool, sse: bool = True) -> tupl
 class Harness:
     """One gateway app against one upstream, driven on one event loop."""
 
-    def __init__(self, upstream_url: str) -> None:
-        self.app: Gateway = create_app(parse_config(gateway_config(upstream_url), gateway_env()))
+    def __init__(self, upstream_url: str, timeout: float = UPSTREAM_TIMEOUT) -> None:
+        config = parse_config(gateway_config(upstream_url, timeout), gateway_env())
+        self.app: Gateway = create_app(config)
         self.app._proxy.max_stream_bytes = STREAM_LIMIT  # a flood ends soon
         self._loop = asyncio.new_event_loop()
 
     def close(self) -> None:
+        """Shut the app down (its upstream connections closed) and the loop."""
+        messages = [{"type": "lifespan.shutdown"}]
+
+        async def receive() -> dict[str, Any]:
+            return messages.pop(0)
+
+        async def send(message: MutableMapping[str, Any]) -> None:
+            return None
+
+        self._loop.run_until_complete(self.app({"type": "lifespan"}, receive, send))
         self._loop.close()
 
     def call(
