@@ -267,9 +267,12 @@ class Harness:
         stream: bool,
         sse: bool = True,
         headers: list[tuple[bytes, bytes]] | None = None,
+        path: str | None = None,
     ) -> Answer:
-        """POST ``body`` to ``api``'s front door (``model`` in the path for Gemini)."""
-        path, query = client_path(api, model, stream=stream, sse=sse)
+        """POST ``body`` to ``api``'s front door (``model`` in the path for
+        Gemini), or to ``path`` with ``api``'s credentials."""
+        door, query = client_path(api, model, stream=stream, sse=sse)
+        path = path or door
         scope: dict[str, Any] = {
             "type": "http",
             "method": "POST",

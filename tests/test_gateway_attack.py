@@ -465,3 +465,21 @@ def test_the_same_key_nested_is_not_a_duplicate(
     raw = body("openai-completions", "openai-completions.a", stream=False, metadata={"model": "m"})
     answer = gateway.call("openai-completions", "openai-completions.a", raw, stream=False)
     assert answer.status == 200 and len(upstream.seen) == 1
+
+
+def test_a_key_echoed_by_an_upstream_count_endpoint_never_reaches_the_client(
+    gateway: Harness, upstream: MisbehavingUpstream
+) -> None:
+    """The count falls back to an estimate; the warning that says why keeps no key."""
+    key = UPSTREAM_KEYS["anthropic-messages"]
+    upstream.fault = Fault(
+        status=b"500 Oops", headers=JSON, chunks=[_error_body("anthropic-messages", key)]
+    )
+    model = "anthropic-messages.m"
+    raw = body("anthropic-messages", model, stream=False)
+    answer = gateway.call(
+        "anthropic-messages", model, raw, stream=False, path="/v1/messages/count_tokens"
+    )
+    assert answer.status == 200 and len(upstream.seen) == 1
+    assert key.encode() not in answer.all_bytes()
+    assert "***" in answer.headers["x-streamnorm-warnings"]
