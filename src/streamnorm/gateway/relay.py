@@ -25,6 +25,9 @@ from .errors import stream_error
 
 __all__ = ["Passthrough", "Relay"]
 
+#: The first bytes of an upstream body that tell its framing.
+_SNIFF = 4096
+
 
 class Relay(Protocol):
     def feed(self, chunk: bytes) -> bytes: ...
@@ -116,7 +119,8 @@ class Passthrough:
         if not self._recognised:
             self._held += chunk
             expected = "json-array" if self._array else "sse"
-            framing = sniff_framing(bytes(self._held), bool(events))
+            head = bytes(self._held[:_SNIFF])  # bounded: each chunk costs the same
+            framing = sniff_framing(head, bool(events) or len(self._held) >= _SNIFF)
             if not events and framing != expected:
                 return b""
             self._recognised = True
