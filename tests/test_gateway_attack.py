@@ -483,3 +483,22 @@ def test_a_key_echoed_by_an_upstream_count_endpoint_never_reaches_the_client(
     assert answer.status == 200 and len(upstream.seen) == 1
     assert key.encode() not in answer.all_bytes()
     assert "***" in answer.headers["x-streamnorm-warnings"]
+
+
+@needs_fixtures
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_key_echoed_in_the_upstreams_content_type_never_reaches_the_client(
+    gateway: Harness, upstream: MisbehavingUpstream, stream: bool
+) -> None:
+    api = "openai-completions"
+    key = UPSTREAM_KEYS[api]
+    content_type = b"text/event-stream; charset=utf-8; k=" + key.encode() + b"\xe9\xa0"
+    if stream:
+        chunks = sse_events(recorded(api))
+    else:
+        chunks = [sorted((FIXTURES / "responses" / api).glob("*.json"))[0].read_bytes()]
+    upstream.fault = Fault(headers=[(b"content-type", content_type)], chunks=chunks)
+    answer = call(gateway, api, api, stream=stream)
+    assert answer.status == 200 and answer.ended
+    assert key.encode() not in answer.all_bytes()
+    assert answer.headers["content-type"].startswith("text/event-stream; charset=utf-8; k=***")

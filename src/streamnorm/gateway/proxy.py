@@ -197,9 +197,7 @@ async def _whole(
         await finish(message)
     if up.api == call.api:
         content_type = str(opened.response.headers.get("content-type", "application/json"))
-        await ex.respond(
-            200, redactor.whole(content_type.encode()).decode(), redactor.whole(bytes(body))
-        )
+        await ex.respond(200, _header(content_type, redactor), redactor.whole(bytes(body)))
         return
     if answer.response_id is not None:
         message = dataclasses.replace(message, response_id=answer.response_id)
@@ -207,6 +205,12 @@ async def _whole(
         message, call.api, model=call.model, created=answer.created, request=answer.request
     )
     await ex.respond(200, "application/json", redactor.whole(dumps_compact(out).encode()))
+
+
+def _header(value: str, redactor: Redactor) -> str:
+    """An upstream header value as the client gets it: no secret, printable ASCII only."""
+    text = redactor.whole(value.encode("utf-8", "replace")).decode("utf-8", "replace")
+    return "".join(c if " " <= c <= "~" else "?" for c in text)
 
 
 async def _read_rest(opened: Opened, limit: int) -> bytes:
@@ -260,9 +264,7 @@ async def _pump(
     content_type, redactor = head
     out = relay.feed(opened.first)
     finish = await _finish_once(relay, finish)
-    await ex.start(
-        200, redactor.whole(content_type.encode()).decode(), {"cache-control": "no-cache"}
-    )
+    await ex.start(200, _header(content_type, redactor), {"cache-control": "no-cache"})
     await ex.write(redactor.feed(out))
     try:
         async for chunk in _until_closed(relay, opened.rest):
