@@ -502,3 +502,17 @@ def test_a_key_echoed_in_the_upstreams_content_type_never_reaches_the_client(
     assert answer.status == 200 and answer.ended
     assert key.encode() not in answer.all_bytes()
     assert answer.headers["content-type"].startswith("text/event-stream; charset=utf-8; k=***")
+
+
+@needs_fixtures
+def test_a_gemini_array_ends_at_its_closing_bracket_while_the_upstream_stalls(
+    patient: Harness, upstream: MisbehavingUpstream
+) -> None:
+    data = sse_to_json_array(recorded("google-generative-ai"))
+    upstream.fault = Fault(chunks=pieces(data, 300), end="hang")
+    started = time.monotonic()
+    api = "google-generative-ai"
+    answer = call(patient, api, api, stream=True, sse=False)
+    assert answer.status == 200 and answer.ended and answer.seconds < 2.0
+    assert answer.body == data
+    _closed_soon(upstream, started)

@@ -18,9 +18,9 @@ from typing import Protocol
 
 from ..apis import resolve_api
 from ..events import Error, Event
-from ..framing import sniff_framing
+from ..framing import FramingError, JSONValuesFramer, sniff_framing
 from ..messages import AssistantMessage
-from ..normalizer import DEFAULT_MAX_STREAM_BYTES, StreamNormalizer
+from ..normalizer import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_STREAM_BYTES, StreamNormalizer
 from .errors import stream_error
 
 __all__ = ["Passthrough", "Relay"]
@@ -72,6 +72,8 @@ class Passthrough:
         self._normalizer = StreamNormalizer(
             resolve_api(api), model=model, provider=provider, max_stream_bytes=max_stream_bytes
         )
+        # A Gemini array ends at its closing bracket, whatever the connection does.
+        self._brackets = JSONValuesFramer(DEFAULT_MAX_EVENT_BYTES) if self._array else None
         self._held = bytearray()
         self._recognised = False
         self._refused = False
@@ -87,7 +89,8 @@ class Passthrough:
     @property
     def closed(self) -> bool:
         """Whether the stream is over for the client (its end read, or refused)."""
-        return self._refused or self._normalizer.closed
+        ended = self._brackets is not None and self._brackets.ended
+        return self._refused or ended or self._normalizer.closed
 
     def feed(self, chunk: bytes) -> bytes:
         if self.closed:
@@ -104,11 +107,11 @@ class Passthrough:
         """The last bytes: the held ones, then the error event unless the
         stream had ended (a Gemini array cut after its last element gets its
         ``]``)."""
-        if self.closed:
+        if self._refused or self._normalizer.closed:
             return b""
         events = self._normalizer.flush()
         out = self._after(events, b"")
-        if self._refused:
+        if self._refused or (self._brackets is not None and self._brackets.ended):
             return out
         if any(isinstance(e, Error) for e in events):
             return out + self._error(message)
@@ -139,6 +142,11 @@ class Passthrough:
         self._tail = (self._tail + chunk)[-4:]
         self._last_sent = chunk.rstrip()[-1:] or self._last_sent
         self._sent = self._sent or bool(chunk)
+        if self._brackets is not None and chunk:
+            try:
+                self._brackets.feed(chunk)
+            except FramingError:  # the normalizer reports it; the end is not known
+                self._brackets = None
         return chunk
 
     def _error(self, message: str) -> bytes:
