@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from fuzz.check import InvariantError, check
+from fuzz.gateway import check_gateway, gateway_plan, shared
 from fuzz.mutate import APIS, FIXTURES, _mutate_payload, dumps, generate_from
 from streamnorm import decode_request, decode_response, encode_request, encode_response
 from streamnorm.encoder import encode_stream
@@ -188,9 +189,24 @@ def _check_encoder(case: TargetCase) -> None:
     check(encoded, case.api, {}, split_seed=len(encoded))
 
 
+# --------------------------------------------------------------------------
+# The gateway against a misbehaving upstream
+
+
+def _gateway_case(rng: random.Random) -> TargetCase:
+    source, plan = gateway_plan(rng)
+    return TargetCase("gateway", plan["client"], json.dumps(plan).encode(), source)
+
+
+def _check_gateway(case: TargetCase) -> None:
+    upstream, harness = shared()
+    check_gateway(harness, upstream, json.loads(case.data))
+
+
 TARGETS: dict[str, Target] = {
     "framings": Target("framings", _framing_case, _check_framing),
     "requests": Target("requests", lambda rng: _body_case("requests", rng), _check_request),
     "responses": Target("responses", lambda rng: _body_case("responses", rng), _check_response),
     "encoders": Target("encoders", _encoder_case, _check_encoder),
+    "gateway": Target("gateway", _gateway_case, _check_gateway),
 }

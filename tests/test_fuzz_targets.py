@@ -32,15 +32,18 @@ from streamnorm import (
 
 from .support import needs_fixtures
 
-#: Seeds per target checked here (a few seconds each).
+#: Seeds per target checked here (a few seconds each); the gateway's cases
+#: run real requests, some of which wait out a stalled upstream.
 SEEDS = 300
+SEEDS_OF = {"gateway": 120}
 
 
 @needs_fixtures
 @pytest.mark.parametrize("name", sorted(TARGETS))
 def test_every_seed_of_the_target_holds_its_invariants(name: str) -> None:
-    counts, reports = fuzz_targets((name,), range(SEEDS))
-    assert counts[name] == SEEDS
+    seeds = SEEDS_OF.get(name, SEEDS)
+    counts, reports = fuzz_targets((name,), range(seeds))
+    assert counts[name] == seeds
     assert not reports, "\n".join(reports[:3])
 
 

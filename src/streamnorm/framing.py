@@ -278,6 +278,11 @@ class JSONValuesFramer:
         self._scalar = False
         self._bom = True
 
+    @property
+    def ended(self) -> bool:
+        """Whether the array's closing bracket has been read."""
+        return self._state == _AFTER_ARRAY
+
     def feed(self, chunk: bytes) -> list[RawEvent]:
         buf = self._buf
         buf += chunk

@@ -27,7 +27,7 @@ from ..request import Request
 from ..tokens import COUNT_APIS, count_request, estimate_tokens, read_count
 from .config import GatewayConfig, Upstream
 from .doors import PATH_MODEL, ClientCall
-from .errors import GatewayError
+from .errors import GatewayError, redact
 from .exchange import Exchange
 from .upstream import Outgoing, fetch
 
@@ -43,6 +43,7 @@ class Counter:
     def __init__(self, config: GatewayConfig, client: Callable[[], httpx.AsyncClient]) -> None:
         self._config = config
         self._client = client
+        self._secrets = config.secrets()
 
     async def handle(self, ex: Exchange, call: ClientCall) -> None:
         route = self._config.route(call.model)
@@ -82,7 +83,8 @@ class Counter:
                 raise GatewayError(status, f"upstream {up.name} answered {status}")
             return read_count(body, up.api)
         except (GatewayError, ValueError) as exc:
-            ex.record.warnings.append(f"count: estimated ({exc})")
+            # the upstream's message may echo its key: cut out before it is shown
+            ex.record.warnings.append(f"count: estimated ({redact(str(exc), self._secrets)})")
             return None
 
 

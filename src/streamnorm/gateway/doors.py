@@ -20,6 +20,7 @@ Each API's token count endpoint is a door of that API too (``Door.count``):
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +28,15 @@ from typing import Any
 from .._json import loads
 from .errors import GatewayError
 
-__all__ = ["ClientCall", "Door", "client_api", "find_door", "parse_call", "presented_keys"]
+__all__ = [
+    "ClientCall",
+    "Door",
+    "client_api",
+    "duplicate_key",
+    "find_door",
+    "parse_call",
+    "presented_keys",
+]
 
 _JSON_DOORS = {
     "/v1/messages": "anthropic-messages",
@@ -41,8 +50,9 @@ _COUNT_DOORS = {
 _GEMINI_PATH = re.compile(
     r"/(v1|v1beta)/models/([^/:]+):(generateContent|streamGenerateContent|countTokens)"
 )
-#: What a model name may be where it becomes part of a URL path.
-PATH_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-]*")
+#: What a model name may be where it becomes part of a URL path (bounded:
+#: a URL has a maximum length, and no model's name is near it).
+PATH_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-]{0,255}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +133,10 @@ def parse_call(door: Door, raw: bytes, query: dict[str, str]) -> ClientCall:
         raise GatewayError(400, f"body: not valid JSON ({exc})", param="body") from None
     if not isinstance(body, dict):
         raise GatewayError(400, "body: a JSON object is required", param="body")
+    twice = duplicate_key(raw, body)
+    if twice is not None:  # the gateway would route on one and the upstream may read the other
+        name = twice[:64]
+        raise GatewayError(400, f"{name}: given more than once in the body", param=name)
     if door.api == "google-generative-ai":
         assert door.path_model is not None and door.path_stream is not None
         if not PATH_MODEL.fullmatch(door.path_model):
@@ -138,3 +152,39 @@ def parse_call(door: Door, raw: bytes, query: dict[str, str]) -> ClientCall:
     if not isinstance(stream, bool):
         raise GatewayError(400, "stream: must be true or false", param="stream")
     return ClientCall(door, model, stream, body, raw)
+
+
+def duplicate_key(raw: bytes, body: dict[str, Any]) -> str | None:
+    """A key the top level of the JSON object ``raw`` (parsed: ``body``)
+    names more than once; None when each is named once.
+
+    Without ``\\u`` escapes a plain key can only be written one way, so a
+    key whose quoted form occurs once in the bytes is named once: that scan
+    decides most bodies. Otherwise the top level is read again with every
+    pair kept."""
+    if b"\\u" not in raw:
+        quoted = [_quoted(k) for k in body]
+        if all(q is not None and raw.count(q) == 1 for q in quoted):
+            return None
+    pairs: list[list[tuple[str, Any]]] = []
+
+    def keep(found: list[tuple[str, Any]]) -> None:
+        pairs[:] = [found]  # the top-level object comes last
+
+    try:
+        json.loads(raw, object_pairs_hook=keep)
+    except (ValueError, RecursionError):  # pragma: no cover - the body parsed once already
+        return None
+    seen: set[str] = set()
+    for name, _ in pairs[0] if pairs else []:
+        if name in seen:
+            return name
+        seen.add(name)
+    return None
+
+
+def _quoted(key: str) -> bytes | None:
+    """``key`` as JSON can only write it, or None when it has other spellings."""
+    if not key.isascii() or any(c in key for c in '"\\/') or not key.isprintable():
+        return None
+    return b'"' + key.encode() + b'"'

@@ -19,6 +19,7 @@ from .._json import dumps_compact, loads
 __all__ = [
     "UNKNOWN_URL",
     "GatewayError",
+    "Redactor",
     "error_body",
     "redact",
     "stream_error",
@@ -181,3 +182,47 @@ def redact(text: str, secrets: Iterable[str]) -> str:
         if secret:
             text = text.replace(secret, "***")
     return text
+
+
+class Redactor:
+    """Cut every secret out of a byte stream, wherever the chunks split it.
+
+    ``feed`` returns the bytes that can go out: every secret in them is
+    ``***``, and only a tail that could still be the start of a secret is
+    held back (a few bytes, usually none, so events are not delayed);
+    ``close`` returns that tail. Each byte is looked at a bounded number of
+    times per secret, so the cost is linear in the bytes.
+    """
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        self._secrets = sorted({s.encode() for s in secrets if s}, key=len, reverse=True)
+        self._held = b""
+
+    def feed(self, chunk: bytes) -> bytes:
+        if not self._secrets:
+            return chunk
+        data = self._held + chunk
+        for secret in self._secrets:
+            data = data.replace(secret, b"***")
+        keep = max(_partial_at_end(data, s) for s in self._secrets)
+        self._held = data[len(data) - keep :] if keep else b""
+        return data[: len(data) - keep]
+
+    def close(self) -> bytes:
+        held, self._held = self._held, b""
+        return held
+
+    def whole(self, data: bytes) -> bytes:
+        """``data`` as one piece, every secret cut out."""
+        return self.feed(data) + self.close()
+
+
+def _partial_at_end(data: bytes, secret: bytes) -> int:
+    """The length of the longest end of ``data`` that begins ``secret`` (shorter than it)."""
+    start = max(0, len(data) - len(secret) + 1)
+    first = secret[:1]
+    while (at := data.find(first, start)) >= 0:
+        if secret.startswith(data[at:]):
+            return len(data) - at
+        start = at + 1
+    return 0

@@ -16,24 +16,25 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import httpx
 
 from .._json import dumps_compact
 from ..codec import decode_response
 from ..encoder import encode_response
-from ..messages import AssistantMessage
+from ..messages import AssistantMessage, StopReason
+from ..normalizer import DEFAULT_MAX_STREAM_BYTES
 from .config import GatewayConfig, Route
 from .doors import ClientCall
-from .errors import GatewayError, upstream_message
+from .errors import GatewayError, Redactor, upstream_message
 from .exchange import ClientGone, Exchange
 from .outgoing import ClientRequest
 from .relay import Passthrough, Relay
 from .state import new_response_id
 from .stored import StoredResponses
 from .translate import Translate
-from .upstream import Opened, open_first
+from .upstream import Opened, UpstreamBroke, open_first
 
 __all__ = ["Proxy"]
 
@@ -58,6 +59,10 @@ class Proxy:
         self._config = config
         self._client = client
         self._stored = stored or StoredResponses(None)
+        self._secrets = config.secrets()
+        #: Most bytes of an upstream stream read (then the client gets its
+        #: API's error event and the upstream is closed).
+        self.max_stream_bytes: int | None = DEFAULT_MAX_STREAM_BYTES
 
     async def handle(self, ex: Exchange, call: ClientCall) -> None:
         route = self._route(call)
@@ -85,11 +90,14 @@ class Proxy:
         answer = _Answer(call, up.api != call.api, int(time.time()))
         keep = responses and self._stored.keeps(call.body)
         finish = self._finisher(call, request, answer) if keep else None
+        # Every byte the client gets passes the redactor: an upstream that
+        # echoes its key (in an error event, a 200 error body) shows ***.
+        redactor = Redactor(self._secrets)
         if call.stream:
-            relay, content_type = _relay(call, opened, answer)
-            await _stream(ex, opened, relay, content_type, finish)
+            relay, content_type = _relay(call, opened, answer, self.max_stream_bytes)
+            await _stream(ex, opened, relay, (content_type, redactor), finish)
         else:
-            await _whole(ex, call, opened, answer, finish)
+            await _whole(ex, call, opened, answer, (finish, redactor))
 
     def _finisher(self, call: ClientCall, request: ClientRequest, answer: _Answer) -> Finish:
         """Keep a finished Responses answer (``store`` true) under the id the client sees."""
@@ -127,13 +135,22 @@ class _Answer:
         self.response_id = new_response_id() if translated and self.request is not None else None
 
 
-def _relay(call: ClientCall, opened: Opened, answer: _Answer) -> tuple[Relay, str]:
+def _relay(
+    call: ClientCall, opened: Opened, answer: _Answer, limit: int | None
+) -> tuple[Relay, str]:
     """The relay for this pair of APIs, and the content type the client gets."""
     up = opened.upstream
     model = up.model or call.model
     if up.api == call.api:
         content_type = str(opened.response.headers.get("content-type", "text/event-stream"))
-        return Passthrough(call.api, model=model, provider=up.provider, sse=call.sse), content_type
+        same = Passthrough(
+            call.api,
+            model=model,
+            provider=up.provider,
+            sse=call.sse,
+            max_stream_bytes=limit,
+        )
+        return same, content_type
     relay = Translate(
         up.api,
         call.api,
@@ -144,16 +161,23 @@ def _relay(call: ClientCall, opened: Opened, answer: _Answer) -> tuple[Relay, st
         created=answer.created,
         response_id=answer.response_id,
         request=answer.request,
+        max_stream_bytes=limit,
     )
     return relay, "text/event-stream" if call.sse else "application/json"
 
 
 async def _whole(
-    ex: Exchange, call: ClientCall, opened: Opened, answer: _Answer, finish: Finish | None
+    ex: Exchange,
+    call: ClientCall,
+    opened: Opened,
+    answer: _Answer,
+    finishing: tuple[Finish | None, Redactor],
 ) -> None:
     """A non-streaming answer: forwarded as it is, or decoded and encoded again.
     The upstream's host is its issuer, as for a stream, so the next turn
-    returns its reasoning state to it."""
+    returns its reasoning state to it. An error body under a 200 is an error
+    in the client's own API on a translated route (never an empty answer)."""
+    finish, redactor = finishing
     body = bytearray(opened.first)
     body += await _read_rest(opened, MAX_RESPONSE_BYTES - len(body))
     await opened.response.aclose()
@@ -167,18 +191,26 @@ async def _whole(
             502, f"upstream {up.name} answered with a body that is not JSON"
         ) from None
     ex.record.count(message.usage)
+    if up.api != call.api and message.stop_reason is StopReason.ERROR:
+        raise GatewayError(502, f"upstream {up.name}: {message.error or 'an error'}")
     if finish is not None:
         await finish(message)
     if up.api == call.api:
         content_type = str(opened.response.headers.get("content-type", "application/json"))
-        await ex.respond(200, content_type, bytes(body))
+        await ex.respond(200, _header(content_type, redactor), redactor.whole(bytes(body)))
         return
     if answer.response_id is not None:
         message = dataclasses.replace(message, response_id=answer.response_id)
     out = encode_response(
         message, call.api, model=call.model, created=answer.created, request=answer.request
     )
-    await ex.respond(200, "application/json", dumps_compact(out).encode())
+    await ex.respond(200, "application/json", redactor.whole(dumps_compact(out).encode()))
+
+
+def _header(value: str, redactor: Redactor) -> str:
+    """An upstream header value as the client gets it: no secret, printable ASCII only."""
+    text = redactor.whole(value.encode("utf-8", "replace")).decode("utf-8", "replace")
+    return "".join(c if " " <= c <= "~" else "?" for c in text)
 
 
 async def _read_rest(opened: Opened, limit: int) -> bytes:
@@ -188,16 +220,21 @@ async def _read_rest(opened: Opened, limit: int) -> bytes:
             buf += chunk
             if len(buf) > limit:
                 raise GatewayError(502, "the upstream answer exceeds the gateway's response limit")
-    except httpx.TransportError:
-        raise GatewayError(502, "the upstream connection broke before the answer ended") from None
+    except UpstreamBroke as exc:
+        status = 504 if exc.timeout else 502
+        raise GatewayError(status, f"{exc} before the answer ended") from None
     return bytes(buf)
 
 
 async def _stream(
-    ex: Exchange, opened: Opened, relay: Relay, content_type: str, finish: Finish | None
+    ex: Exchange,
+    opened: Opened,
+    relay: Relay,
+    head: tuple[str, Redactor],
+    finish: Finish | None,
 ) -> None:
     """Relay the stream until it ends or the client goes; the upstream is closed either way."""
-    pump = asyncio.create_task(_pump(ex, opened, relay, content_type, finish))
+    pump = asyncio.create_task(_pump(ex, opened, relay, head, finish))
     gone = asyncio.create_task(ex.wait_disconnect())
     try:
         await asyncio.wait({pump, gone}, return_when=asyncio.FIRST_COMPLETED)
@@ -215,27 +252,42 @@ async def _stream(
 
 
 async def _pump(
-    ex: Exchange, opened: Opened, relay: Relay, content_type: str, finish: Finish | None
+    ex: Exchange,
+    opened: Opened,
+    relay: Relay,
+    head: tuple[str, Redactor],
+    finish: Finish | None,
 ) -> None:
+    """Upstream chunks through the relay to the client, until the stream is
+    over for the client: its terminal event (or a limit) ends the response
+    at once, and nothing more is read from the upstream."""
+    content_type, redactor = head
     out = relay.feed(opened.first)
     finish = await _finish_once(relay, finish)
-    await ex.start(200, content_type, {"cache-control": "no-cache"})
-    await ex.write(out)
+    await ex.start(200, _header(content_type, redactor), {"cache-control": "no-cache"})
+    await ex.write(redactor.feed(out))
     try:
-        async for chunk in opened.rest:
+        async for chunk in _until_closed(relay, opened.rest):
             data = relay.feed(chunk)
             finish = await _finish_once(relay, finish)
             if data:
-                await ex.write(data)
+                await ex.write(redactor.feed(data))
         tail = relay.close()
         finish = await _finish_once(relay, finish)
-    except httpx.TimeoutException:
-        tail = relay.fail("the upstream stopped sending before the stream ended")
-        ex.record.error = "upstream_timeout"
-    except httpx.TransportError:
-        tail = relay.fail("the upstream connection broke before the stream ended")
-        ex.record.error = "upstream_broke"
-    await ex.write(tail, more=False)
+    except UpstreamBroke as exc:
+        tail = relay.fail(f"{exc} before the stream ended")
+        ex.record.error = "upstream_timeout" if exc.timeout else "upstream_broke"
+    await ex.write(redactor.feed(tail) + redactor.close(), more=False)
+
+
+async def _until_closed(relay: Relay, chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """``chunks`` until the relay has read the stream's end."""
+    if relay.closed:
+        return
+    async for chunk in chunks:
+        yield chunk
+        if relay.closed:
+            return
 
 
 async def _finish_once(relay: Relay, finish: Finish | None) -> Finish | None:

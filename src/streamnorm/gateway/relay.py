@@ -17,12 +17,16 @@ from __future__ import annotations
 from typing import Protocol
 
 from ..apis import resolve_api
-from ..events import Error
+from ..events import Error, Event
+from ..framing import FramingError, JSONValuesFramer, sniff_framing
 from ..messages import AssistantMessage
-from ..normalizer import StreamNormalizer
+from ..normalizer import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_STREAM_BYTES, StreamNormalizer
 from .errors import stream_error
 
 __all__ = ["Passthrough", "Relay"]
+
+#: The first bytes of an upstream body that tell its framing.
+_SNIFF = 4096
 
 
 class Relay(Protocol):
@@ -44,17 +48,38 @@ class Relay(Protocol):
 class Passthrough:
     """Forward the upstream's bytes unchanged; normalize them on the side.
 
-    When the upstream ends without its terminal signal, or its connection
-    breaks, the client gets its API's error event after the bytes so far,
-    so that it never takes a cut stream for a whole one.
+    The bytes are held back until they look like a stream of this API (its
+    framing, or the normalizer's first event): a 200 whose body is no stream of this API (an HTML
+    error page, garbage) or is one JSON error object reaches the client as
+    its API's error event instead, as on a translated route. When the
+    upstream ends without its terminal signal, its connection breaks, or the
+    stream crosses a limit, the client gets that error event after the bytes
+    so far, so that it never takes a cut stream for a whole one; a stream
+    that had ended gets nothing more.
     """
 
-    def __init__(self, api: str, *, model: str | None, provider: str | None, sse: bool) -> None:
+    def __init__(
+        self,
+        api: str,
+        *,
+        model: str | None,
+        provider: str | None,
+        sse: bool,
+        max_stream_bytes: int | None = DEFAULT_MAX_STREAM_BYTES,
+    ) -> None:
         self._api = api
-        self._sse = sse
-        self._normalizer = StreamNormalizer(resolve_api(api), model=model, provider=provider)
+        self._array = api == "google-generative-ai" and not sse
+        self._normalizer = StreamNormalizer(
+            resolve_api(api), model=model, provider=provider, max_stream_bytes=max_stream_bytes
+        )
+        # A Gemini array ends at its closing bracket, whatever the connection does.
+        self._brackets = JSONValuesFramer(DEFAULT_MAX_EVENT_BYTES) if self._array else None
+        self._held = bytearray()
+        self._recognised = False
+        self._refused = False
         self._events = 0
-        self._last = 0
+        self._tail = b""
+        self._last_sent = b""
         self._sent = False
 
     @property
@@ -63,30 +88,86 @@ class Passthrough:
 
     @property
     def closed(self) -> bool:
-        return self._normalizer.closed
+        """Whether the stream is over for the client (its end read, or refused)."""
+        ended = self._brackets is not None and self._brackets.ended
+        return self._refused or ended or self._normalizer.closed
 
     def feed(self, chunk: bytes) -> bytes:
-        self._normalizer.feed(chunk)
-        # SSE events so far, for the Responses error's sequence_number; a
-        # blank line split across two chunks is counted once.
-        self._events += chunk.count(b"\n\n") + (self._last == 10 and chunk[:1] == b"\n")
-        self._last = chunk[-1] if chunk else self._last
-        self._sent = self._sent or bool(chunk)
-        return chunk
+        if self.closed:
+            return b""
+        return self._after(self._normalizer.feed(chunk), chunk)
 
     def close(self) -> bytes:
-        end = [e for e in self._normalizer.flush() if isinstance(e, Error)]
-        if end and end[0].kind == "truncated":
-            return self._error("the upstream stream ended before its last event")
-        return b""
+        return self._end("the upstream stream ended before its last event")
 
     def fail(self, message: str) -> bytes:
-        if not self._normalizer.closed:
-            self._normalizer.flush()
-        return self._error(message)
+        return self._end(message)
+
+    def _end(self, message: str) -> bytes:
+        """The last bytes: the held ones, then the error event unless the
+        stream had ended (a Gemini array cut after its last element gets its
+        ``]``)."""
+        if self._refused or self._normalizer.closed:
+            return b""
+        events = self._normalizer.flush()
+        out = self._after(events, b"")
+        if self._refused or (self._brackets is not None and self._brackets.ended):
+            return out
+        if any(isinstance(e, Error) for e in events):
+            return out + self._error(message)
+        return out + (b"]" if self._array and self._last_sent != b"]" else b"")
+
+    def _after(self, events: list[Event], chunk: bytes) -> bytes:
+        """What the client gets for ``chunk`` given the events it completed."""
+        if not self._recognised:
+            self._held += chunk
+            expected = "json-array" if self._array else "sse"
+            head = bytes(self._held[:_SNIFF])  # bounded: each chunk costs the same
+            framing = sniff_framing(head, bool(events) or len(self._held) >= _SNIFF)
+            if not events and framing != expected:
+                return b""
+            self._recognised = True
+            if framing != expected or _failed_at_once(events):
+                self._refused = True
+                return self._error(_not_a_stream(events))
+            chunk, self._held = bytes(self._held), bytearray()
+        out = self._forward(chunk)
+        error = next((e for e in events if isinstance(e, Error) and e.kind == "limit"), None)
+        return out + self._error(error.reason) if error is not None else out
+
+    def _forward(self, chunk: bytes) -> bytes:
+        # SSE events so far, for the Responses error's sequence_number; a
+        # blank line split across two chunks is counted once.
+        self._events += chunk.count(b"\n\n") + (self._tail[-1:] == b"\n" and chunk[:1] == b"\n")
+        self._tail = (self._tail + chunk)[-4:]
+        self._last_sent = chunk.rstrip()[-1:] or self._last_sent
+        self._sent = self._sent or bool(chunk)
+        if self._brackets is not None and chunk:
+            try:
+                self._brackets.feed(chunk)
+            except FramingError:  # the normalizer reports it; the end is not known
+                self._brackets = None
+        return chunk
 
     def _error(self, message: str) -> bytes:
-        if self._api == "google-generative-ai" and not self._sse:
+        if self._array:
             body = stream_error(self._api, 502, message).removeprefix(b"data: ").rstrip()
             return (b",\r\n" + body + b"]") if self._sent else (b"[" + body + b"]")
-        return stream_error(self._api, 502, message, sequence_number=self._events)
+        # An event cut short is ended first, so that the error is read as its own event.
+        cut = self._sent and not self._tail.endswith((b"\n\n", b"\r\r", b"\r\n\r\n"))
+        error = stream_error(self._api, 502, message, sequence_number=self._events)
+        return b"\n\n" + error if cut else error
+
+
+def _failed_at_once(events: list[Event]) -> bool:
+    """Whether the first events read are the stream's failure: bytes of no API."""
+    return len(events) == 2 and isinstance(events[1], Error) and events[1].kind == "protocol"
+
+
+def _not_a_stream(events: list[Event]) -> str:
+    """The client's message for an upstream 200 whose body was no stream
+    (an error body's own message where it was one)."""
+    error = events[-1] if events else None
+    if isinstance(error, Error) and error.kind == "upstream" and len(events) == 2:
+        return error.reason
+    return "the upstream answered 200 with a body that is not a stream of its API"

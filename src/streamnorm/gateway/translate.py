@@ -30,7 +30,7 @@ from ..apis import resolve_api
 from ..encoder import StreamEncoder
 from ..events import Event, Start, UsageUpdate
 from ..messages import AssistantMessage
-from ..normalizer import StreamNormalizer
+from ..normalizer import DEFAULT_MAX_STREAM_BYTES, StreamNormalizer
 from ..sse import SSEDecoder
 
 __all__ = ["JsonArray", "Translate"]
@@ -81,9 +81,13 @@ class Translate:
         created: int,
         response_id: str | None = None,
         request: Mapping[str, Any] | None = None,
+        max_stream_bytes: int | None = DEFAULT_MAX_STREAM_BYTES,
     ) -> None:
         self._normalizer = StreamNormalizer(
-            resolve_api(upstream_api), model=upstream_model, provider=provider
+            resolve_api(upstream_api),
+            model=upstream_model,
+            provider=provider,
+            max_stream_bytes=max_stream_bytes,
         )
         self._encoder = StreamEncoder(
             client_api,

@@ -24,7 +24,16 @@ import httpx
 from .config import Upstream
 from .errors import GatewayError, upstream_message
 
-__all__ = ["Clients", "Opened", "Outgoing", "auth_headers", "fetch", "open_first", "read_capped"]
+__all__ = [
+    "Clients",
+    "Opened",
+    "Outgoing",
+    "UpstreamBroke",
+    "auth_headers",
+    "fetch",
+    "open_first",
+    "read_capped",
+]
 
 #: Most bytes read from an upstream error body.
 _MAX_ERROR_BODY = 64 * 1024
@@ -68,6 +77,30 @@ class Clients:
         clients, self._clients = self._clients, []
         for client in clients:
             await client.aclose()
+
+
+class UpstreamBroke(Exception):
+    """An upstream body that could not be read to its end: the connection
+    broke, the upstream stopped sending for longer than its timeout
+    (``timeout``), or its bytes did not decode (a corrupt gzip body). The
+    one failure the readers of a body catch, whatever the HTTP client."""
+
+    def __init__(self, message: str, *, timeout: bool = False) -> None:
+        super().__init__(message)
+        self.timeout = timeout
+
+
+async def body_bytes(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The decoded body of ``response``; a failure to read it is :class:`UpstreamBroke`."""
+    try:
+        async for chunk in response.aiter_bytes():
+            yield chunk
+    except httpx.TimeoutException:
+        raise UpstreamBroke("the upstream stopped sending", timeout=True) from None
+    except httpx.DecodingError:
+        raise UpstreamBroke("the upstream's body could not be decoded") from None
+    except httpx.TransportError:
+        raise UpstreamBroke("the upstream connection broke") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +158,7 @@ def _request(client: httpx.AsyncClient, upstream: Upstream, out: Outgoing) -> ht
 async def read_capped(response: httpx.Response, limit: int) -> bytes:
     """Up to ``limit`` bytes of ``response``'s body; the rest is not read."""
     buf = bytearray()
-    async for chunk in response.aiter_bytes():
+    async for chunk in body_bytes(response):
         buf += chunk
         if len(buf) >= limit:
             break
@@ -137,7 +170,7 @@ def _retryable(status: int) -> bool:
 
 
 async def _first_bytes(response: httpx.Response) -> tuple[bytes, AsyncIterator[bytes]]:
-    rest = response.aiter_bytes()
+    rest = body_bytes(response)
     try:
         first = await rest.__anext__()
     except StopAsyncIteration:
@@ -190,6 +223,11 @@ async def _attempt(
     response: httpx.Response | None = None
     try:
         response = await client.send(_request(client, upstream, out), stream=True)
+        if not 200 <= response.status_code <= 599:  # no status a client could be given
+            await response.aclose()
+            return GatewayError(
+                502, f"upstream {upstream.name} answered with HTTP status {response.status_code}"
+            ), False
         if response.status_code >= 300:
             body = await read_capped(response, _MAX_ERROR_BODY)
             await response.aclose()
@@ -202,6 +240,9 @@ async def _attempt(
         return Opened(upstream, response, first, rest)
     except httpx.TimeoutException:
         failure = GatewayError(504, f"upstream {upstream.name} did not answer in time"), False
+    except UpstreamBroke as exc:
+        status = 504 if exc.timeout else 502
+        failure = GatewayError(status, f"upstream {upstream.name}: {exc}"), False
     except httpx.TransportError as exc:
         dropped = response is None and isinstance(exc, httpx.RemoteProtocolError)
         failure = GatewayError(502, f"upstream {upstream.name} is unreachable"), dropped
@@ -236,7 +277,7 @@ async def fetch(
             body += chunk
             if len(body) > limit:
                 raise GatewayError(502, f"upstream {opened.upstream.name} answered too much")
-    except httpx.TransportError:
+    except UpstreamBroke:
         raise GatewayError(502, f"upstream {opened.upstream.name} broke off its answer") from None
     finally:
         await opened.response.aclose()

@@ -56,20 +56,43 @@ def clean_str(s: str) -> str:
 
 
 def clean_value(v: Any) -> Any:
-    """Clean strings inside JSON-like data (keys too), recursively."""
-    if isinstance(v, str):
-        return clean_str(v)
+    """Clean strings inside JSON-like data (keys too), at any depth.
+
+    A walk with its own stack rather than recursion: arguments or content
+    nested deeper than Python's recursion limit are data like any other."""
+    if not isinstance(v, (Mapping, list, tuple)):
+        return clean_str(v) if isinstance(v, str) else v
+    stack: list[tuple[Any, list[Any], list[Any]]] = [(v, _children(v), [])]
+    while True:
+        node, pending, done = stack[-1]
+        if len(done) < len(pending):
+            child = pending[len(done)]
+            if isinstance(child, (Mapping, list, tuple)):
+                stack.append((child, _children(child), []))
+            else:
+                done.append(clean_str(child) if isinstance(child, str) else child)
+            continue
+        stack.pop()
+        result = _rebuilt(node, pending, done)
+        if not stack:
+            return result
+        stack[-1][2].append(result)
+
+
+def _children(v: Mapping[Any, Any] | list[Any] | tuple[Any, ...]) -> list[Any]:
+    """The values under ``v`` in order (a mapping's keys and values alternating)."""
     if isinstance(v, Mapping):
-        items = [(clean_value(k), clean_value(x)) for k, x in v.items()]
-        if all(k2 is k and x2 is x for (k2, x2), (k, x) in zip(items, v.items(), strict=True)):
-            return v
-        return dict(items)
-    if isinstance(v, (list, tuple)):
-        parts = [clean_value(x) for x in v]
-        if all(p is x for p, x in zip(parts, v, strict=True)):
-            return v
-        return type(v)(parts) if isinstance(v, tuple) else parts
-    return v
+        return [part for item in v.items() for part in item]
+    return list(v)
+
+
+def _rebuilt(node: Any, before: list[Any], after: list[Any]) -> Any:
+    """``node`` itself when no child changed, else a new one holding ``after``."""
+    if all(a is b for a, b in zip(after, before, strict=True)):
+        return node
+    if isinstance(node, Mapping):
+        return dict(zip(after[0::2], after[1::2], strict=True))
+    return tuple(after) if isinstance(node, tuple) else after
 
 
 def _changed(block: B, **fields: Any) -> B:

@@ -138,15 +138,18 @@ def nothing_foreign(messages: Sequence[Message], target: Target, rule: IdRule) -
 
 
 def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield from _strings(k)
-            yield from _strings(v)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _strings(v)
+    """Every string in JSON-like data, keys too, in no set order (a walk with
+    its own stack: any depth)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
 
 
 def no_surrogates(messages: Sequence[Message], target: Target, rule: IdRule) -> Iterator[str]:

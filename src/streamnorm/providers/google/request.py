@@ -570,20 +570,29 @@ def _decode_contents(value: Any, model: str | None, provider: str | None) -> lis
 
 def _json_schema(schema: Any) -> Any:
     """An OpenAPI-subset ``Schema`` read as JSON Schema: type names in lower
-    case (numbers of ``enum-encoding=int`` named first), recursively."""
-    if isinstance(schema, list):
-        return [_json_schema(s) for s in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {k: _json_schema(v) if k in ("items", "anyOf") else v for k, v in schema.items()}
-    kind = schema.get("type")
-    if isinstance(kind, int) and 0 <= kind < len(_TYPES):
-        kind = _TYPES[kind]
-    if isinstance(kind, str):
-        out["type"] = kind.lower()
-    if isinstance(schema.get("properties"), dict):
-        out["properties"] = {k: _json_schema(v) for k, v in schema["properties"].items()}
-    return out
+    case (numbers of ``enum-encoding=int`` named first), at every level of
+    ``items``, ``anyOf`` and ``properties``. Each node is copied into its
+    slot and its own slots are queued: no recursion, so any depth."""
+    root = [schema]
+    todo: list[tuple[Any, Any]] = [(root, 0)]
+    while todo:
+        holder, key = todo.pop()
+        node = holder[key]
+        if isinstance(node, list):
+            holder[key] = copy = list(node)
+            todo.extend((copy, i) for i in range(len(copy)))
+        elif isinstance(node, dict):
+            holder[key] = out = dict(node)
+            kind = node.get("type")
+            if isinstance(kind, int) and 0 <= kind < len(_TYPES):
+                kind = _TYPES[kind]
+            if isinstance(kind, str):
+                out["type"] = kind.lower()
+            todo.extend((out, k) for k in ("items", "anyOf") if k in out)
+            if isinstance(node.get("properties"), dict):
+                out["properties"] = props = dict(node["properties"])
+                todo.extend((props, k) for k in props)
+    return root[0]
 
 
 def _decode_tools(value: list[Any]) -> list[Tool | ProviderTool]:
