@@ -33,7 +33,7 @@ from .docs_support import (
     rewrite_hosts,
 )
 from .gateway_support import ServerThread
-from .support import needs_fixtures
+from .support import REPO, needs_fixtures
 
 pytestmark = pytest.mark.xdist_group("docs_examples")
 
@@ -50,9 +50,11 @@ def fake() -> Iterator[str]:
 
 @pytest.fixture
 def sdk_env(fake: str, monkeypatch: pytest.MonkeyPatch) -> str:
-    """The fake's URL, with the SDKs' variables pointing at it."""
+    """The fake's URL, with the SDKs' variables pointing at it, in the
+    repository's root (a sample reads ``gateway.toml`` from there)."""
     for name, value in environment(fake).items():
         monkeypatch.setenv(name, value)
+    monkeypatch.chdir(REPO)
     return fake
 
 
