@@ -968,11 +968,18 @@ class MessageBuilder:
         self.events.append(Done(self._final))
 
     def fail(
-        self, kind: str, reason: str, code: str | None = None, retry_after: float | None = None
+        self,
+        kind: str,
+        reason: str,
+        code: str | None = None,
+        retry_after: float | None = None,
+        *,
+        error_type: str | None = None,
     ) -> None:
         """End with ``Error(kind)``: everything received so far is kept, open
         blocks are ended (open tool calls as ``incomplete``). ``retry_after``
-        is the wait the provider's error body named, if any."""
+        is the wait the provider's error body named, if any; ``error_type``
+        the provider's type beside its code."""
         if self.closed:
             return
         if not self._started:
@@ -983,7 +990,10 @@ class MessageBuilder:
         assert self._final is not None
         if code is not None:
             self._final = replace(self._final, error_code=code)
-        self.events.append(Error(kind, reason, code, self._final, retry_after=retry_after))
+        error = Error(
+            kind, reason, code, self._final, retry_after=retry_after, error_type=error_type
+        )
+        self.events.append(error)
 
     def conclude(self, message: AssistantMessage, error: Error | None = None) -> None:
         """End with the terminal of a relayed stream of canonical events

@@ -5,7 +5,7 @@ Every provider words the same failures its own way: Anthropic's
 and ``context_length_exceeded``, Gemini's ``RESOURCE_EXHAUSTED`` and
 ``UNAVAILABLE``, an HTTP status where a client saw one. :func:`classify`
 turns what an :class:`~streamnorm.events.Error` carries (its kind, the
-provider's code, the HTTP status when known, the provider's message) into one
+provider's code and type, the HTTP status when known, the provider's message) into one
 :data:`CATEGORIES` name, and :func:`is_retryable` says whether trying the same
 request again later can succeed. ``Error.category`` and ``Error.retryable``
 are these two; ``Error.code`` stays the provider's own.
@@ -28,6 +28,7 @@ __all__ = [
     "body_retry_after",
     "classify",
     "error_code",
+    "error_type_of",
     "is_retryable",
     "retry_after_of",
 ]
@@ -38,6 +39,7 @@ CATEGORIES = (
     "rate_limit",
     "overloaded",
     "auth",
+    "quota",
     "permission",
     "not_found",
     "invalid_request",
@@ -93,13 +95,14 @@ _CODES: dict[str, str] = {
     "rate_limit_error": "rate_limit",
     "rate_limit_exceeded": "rate_limit",
     "resource_exhausted": "rate_limit",
-    "insufficient_quota": "rate_limit",
     "throttlingexception": "rate_limit",
     "too_many_requests": "rate_limit",
     "overloaded_error": "overloaded",
     "unavailable": "overloaded",
     "server_is_overloaded": "overloaded",
     "serviceunavailableexception": "overloaded",
+    "insufficient_quota": "quota",
+    "billing_error": "quota",
     "authentication_error": "auth",
     "invalid_api_key": "auth",
     "unauthenticated": "auth",
@@ -148,16 +151,25 @@ _STATUSES: dict[int, str] = {
 _OWN_KINDS = frozenset(("truncated", "protocol", "limit", "aborted"))
 
 
-def classify(kind: str, code: str | None, reason: str, status: int | None = None) -> str:
+def classify(
+    kind: str,
+    code: str | None,
+    reason: str,
+    status: int | None = None,
+    error_type: str | None = None,
+) -> str:
     """The category of an error: the provider's words for a context
-    overflow first, then its code, then the HTTP status, then the kind."""
+    overflow first, then its code, then its type (for a code no table
+    lists, such as OpenAI's ``invalid_image_url``), then the HTTP status,
+    then the kind."""
     if kind in _OWN_KINDS:
         return "timeout" if kind == "truncated" and _TIMEOUT.search(reason) else kind
     if CONTEXT_OVERFLOW.search(reason) or (code and CONTEXT_OVERFLOW.search(code)):
         return "context_overflow"
-    by_code = _CODES.get(code.lower()) if code else None
-    if by_code is not None:
-        return by_code
+    for word in (code, error_type):
+        by_word = _CODES.get(word.lower()) if word else None
+        if by_word is not None:
+            return by_word
     if status is not None:
         return _STATUSES.get(status) or ("server" if status >= 500 else "unknown")
     if code is not None and code.isdigit():
@@ -187,6 +199,14 @@ def error_code(error: Any) -> str | None:
     if isinstance(number, int) and not isinstance(number, bool):
         return str(number)
     return None
+
+
+def error_type_of(error: Any) -> str | None:
+    """The provider's type of a wire error object, its ``type`` field
+    (OpenAI's ``invalid_request_error`` beside the code ``invalid_api_key``,
+    Anthropic's ``overloaded_error``); None when it names none."""
+    value = error.get("type") if isinstance(error, Mapping) else None
+    return value if isinstance(value, str) and value else None
 
 
 #: Google's ``google.rpc.RetryInfo`` delay: a decimal number of seconds, "s".

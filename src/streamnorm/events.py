@@ -288,8 +288,11 @@ class Error:
 
     ``code`` is the provider's own code, its most specific word
     (``overloaded_error``, ``invalid_api_key``, ``RESOURCE_EXHAUSTED``);
-    ``status`` the HTTP status where the adapter that read the response knew
-    it; ``retry_after`` the seconds to wait that the response named
+    ``error_type`` the provider's broader type beside it where it sends one
+    (OpenAI's ``invalid_request_error`` next to ``invalid_api_key``,
+    Anthropic's error ``type``, Bedrock's exception name); ``status`` the
+    HTTP status where the adapter that read the response knew it;
+    ``retry_after`` the seconds to wait that the response named
     (``Retry-After``). ``category`` and ``retryable`` classify the error the
     same way for every provider (`streamnorm.errors`)."""
 
@@ -301,13 +304,14 @@ class Error:
     message: AssistantMessage
     status: int | None = None
     retry_after: float | None = None
+    error_type: str | None = None
 
     @property
     def category(self) -> str:
         """One of `streamnorm.errors.CATEGORIES`: ``context_overflow``,
-        ``rate_limit``, ``overloaded``, ``auth``, ``invalid_request``,
-        ``server``, ``timeout`` …"""
-        return classify(self.kind, self.code, self.reason, self.status)
+        ``rate_limit``, ``overloaded``, ``auth``, ``quota``,
+        ``invalid_request``, ``server``, ``timeout`` …"""
+        return classify(self.kind, self.code, self.reason, self.status, self.error_type)
 
     @property
     def retryable(self) -> bool:
@@ -321,6 +325,7 @@ class Error:
             "kind": self.kind,
             "reason": self.reason,
             "code": self.code,
+            "error_type": self.error_type,
             "status": self.status,
             "category": category,
             "retryable": is_retryable(category),
@@ -440,6 +445,7 @@ _FROM_DICT: dict[str, Callable[[Mapping[str, Any]], Event]] = {
         _message(d),
         d.get("status"),
         d.get("retry_after"),
+        d.get("error_type"),
     ),
 }
 

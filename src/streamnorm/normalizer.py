@@ -44,7 +44,7 @@ from . import _json
 from .apis import ApiName, resolve_api
 from .builder import MessageBuilder
 from .codec import response_api_of
-from .errors import body_retry_after, error_code
+from .errors import body_retry_after, error_code, error_type_of
 from .events import Event
 from .framing import (
     FRAMERS,
@@ -58,6 +58,8 @@ from .framing import (
 from .messages import AssistantMessage, StopReason, Usage
 from .providers import DECODERS, Decoder, detect_api, detect_frame_api, error_body_api
 from .providers.base import error_of
+from .providers.bedrock_converse.decoder import BEDROCK_APIS
+from .providers.bedrock_converse.decoder import error_body as bedrock_error
 from .sse import RawEvent
 
 __all__ = [
@@ -451,6 +453,9 @@ class StreamNormalizer:
         bound and takes the payload; otherwise the stream has ended."""
         api = detect_api(payload, name, self._framing or "sse")
         forced = self._forced
+        if api is None and forced in BEDROCK_APIS and (error := bedrock_error(payload)):
+            self._upstream_error_body({"error": error})
+            return False
         if api == "error" and forced is None and self._framing == "eventstream":
             api = detect_frame_api(name)  # an exception frame first: Converse reads it
         elif api == "error":
@@ -503,7 +508,10 @@ class StreamNormalizer:
         error = payload.get("error")
         reason, _ = error_of(error)
         builder = self._ensure_builder(error_body_api(payload, self._framing))
-        builder.fail("upstream", reason, error_code(error), body_retry_after(error))
+        retry_after = body_retry_after(error)
+        builder.fail(
+            "upstream", reason, error_code(error), retry_after, error_type=error_type_of(error)
+        )
 
     def _no_payload(self) -> None:
         """End of input before any usable payload."""

@@ -3,7 +3,8 @@
 A provider that refuses a request answers with an HTTP error status and an
 error body; the body becomes ``Error(kind="upstream")`` with the provider's
 code, and the status and ``Retry-After`` that only the HTTP response holds
-are added here (``Error.status``, ``Error.retry_after``), so that
+are added here (``Error.status``, ``Error.retry_after``, and Bedrock's
+exception name from its ``x-amzn-ErrorType`` header as the code), so that
 ``Error.category`` and ``Error.retryable`` can use them. A successful
 response (status below 400) is passed through untouched: the events of a
 normal stream are not wrapped.
@@ -37,12 +38,28 @@ def status_of(response: Any) -> tuple[int | None, Mapping[str, str]]:
     return None, {}
 
 
-def _stamped(event: Event, status: int, retry_after: float | None) -> Event:
+def _known(status: int, headers: Mapping[str, str]) -> dict[str, Any]:
+    """What only the HTTP response says about its error: the status, the
+    ``Retry-After`` wait, and Bedrock's exception name, which it sends in the
+    ``x-amzn-ErrorType`` header (``ValidationException:http://…``) and not in
+    the body."""
+    known: dict[str, Any] = {"status": status}
+    retry_after = retry_after_of(headers)
+    if retry_after is not None:  # else the body may have named one (Gemini's RetryInfo)
+        known["retry_after"] = retry_after
+    lower = {k.lower(): v for k, v in headers.items()}
+    aws_type = lower.get("x-amzn-errortype", "").partition(":")[0].strip()
+    if aws_type:
+        known["code"] = known["error_type"] = aws_type
+    return known
+
+
+def _stamped(event: Event, known: dict[str, Any]) -> Event:
     if type(event) is not Error:
         return event
-    if retry_after is None:  # the body may have named one (Gemini's RetryInfo)
-        return replace(event, status=status)
-    return replace(event, status=status, retry_after=retry_after)
+    if event.code is not None:  # the body's own code and type come first
+        known = {k: v for k, v in known.items() if k not in ("code", "error_type")}
+    return replace(event, **known)
 
 
 def iter_with_status(events: Iterator[Event], response: Any) -> Iterator[Event]:
@@ -50,8 +67,8 @@ def iter_with_status(events: Iterator[Event], response: Any) -> Iterator[Event]:
     status, headers = status_of(response)
     if status is None or status < 400:
         return events
-    retry_after = retry_after_of(headers)
-    return (_stamped(event, status, retry_after) for event in events)
+    known = _known(status, headers)
+    return (_stamped(event, known) for event in events)
 
 
 def aiter_with_status(events: AsyncIterator[Event], response: Any) -> AsyncIterator[Event]:
@@ -59,11 +76,9 @@ def aiter_with_status(events: AsyncIterator[Event], response: Any) -> AsyncItera
     status, headers = status_of(response)
     if status is None or status < 400:
         return events
-    return _astamped(events, status, retry_after_of(headers))
+    return _astamped(events, _known(status, headers))
 
 
-async def _astamped(
-    events: AsyncIterator[Event], status: int, retry_after: float | None
-) -> AsyncIterator[Event]:
+async def _astamped(events: AsyncIterator[Event], known: dict[str, Any]) -> AsyncIterator[Event]:
     async for event in events:
-        yield _stamped(event, status, retry_after)
+        yield _stamped(event, known)

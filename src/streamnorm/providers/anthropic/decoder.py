@@ -11,6 +11,7 @@ from typing import Any
 
 from ..._json import dumps_compact
 from ...builder import MessageBuilder
+from ...errors import error_type_of
 from ...messages import StopReason, Usage
 from ..base import Decoder, as_dict, as_int, as_list, as_str, error_of, wire_key
 
@@ -72,10 +73,9 @@ class AnthropicDecoder(Decoder):
                 pass
             self._delta(payload.get("index"), as_dict(payload.get("delta")))
         elif event == "error" or kind == "error":
-            reason, code = error_of(
-                as_dict(payload.get("error")), default="error event", codes=("type",)
-            )
-            self.builder.fail("upstream", reason, code)
+            error = as_dict(payload.get("error"))
+            reason, code = error_of(error, default="error event", codes=("type",))
+            self.builder.fail("upstream", reason, code, error_type=error_type_of(error))
         elif kind == "content_block_start":
             self._start_block(payload.get("index"), as_dict(payload.get("content_block")))
         elif kind == "content_block_stop":

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..._json import dumps_compact
 from ...builder import MessageBuilder
+from ...errors import error_type_of
 from ...messages import StopReason, Usage
 from ..base import Decoder, as_dict, as_int, as_list, as_str, error_of
 
@@ -42,6 +43,23 @@ STOP_TABLE: dict[str, StopReason | None] = {
 _CLIENT_TOOL_TYPES = frozenset(("", "tool_use"))
 
 
+#: The APIs whose refused requests answer with Bedrock's JSON error body.
+BEDROCK_APIS = frozenset(("bedrock-converse-stream", "bedrock-invoke-stream"))
+
+
+def error_body(payload: dict[str, Any]) -> dict[str, Any] | None:
+    """The error object of a Bedrock HTTP error body, the answer to a request
+    refused before any frame: restJson1's ``{"message": …}`` (``Message`` in
+    some services), the exception named in ``__type`` when the body names
+    it (else only in the ``x-amzn-ErrorType`` header, which an adapter adds).
+    None when ``payload`` is no such body."""
+    message = payload.get("message", payload.get("Message"))
+    if not isinstance(message, str) or not set(payload) <= {"message", "Message", "__type"}:
+        return None
+    name = as_str(payload.get("__type")).rpartition("#")[2].partition(":")[0]
+    return {"message": message, "type": name} if name else {"message": message}
+
+
 def fail_upstream(builder: MessageBuilder, name: str, payload: dict[str, Any]) -> None:
     """An ``exception:<type>`` or ``error:<code>`` frame, whose payload
     `streamnorm.eventstream.EventStreamDecoder.feed_raw` makes
@@ -50,7 +68,8 @@ def fail_upstream(builder: MessageBuilder, name: str, payload: dict[str, Any]) -
     kind, _, code = name.partition(":")
     error = as_dict(payload.get("error"))
     reason, _ = error_of(error, default=as_str(error.get("Message")), codes=())
-    builder.fail("upstream", reason or f"{code or 'unnamed'} {kind}", code or None)
+    reason = reason or f"{code or 'unnamed'} {kind}"
+    builder.fail("upstream", reason, code or None, error_type=error_type_of(error))
 
 
 def to_usage(metadata: dict[str, Any]) -> Usage:

@@ -34,6 +34,7 @@ from typing import Any
 
 from ..._json import dumps_compact
 from ...builder import MessageBuilder
+from ...errors import error_type_of
 from ...messages import StopReason, Usage
 from ..base import Decoder, as_dict, as_int, as_list, as_str, error_of
 from .extra_content import google_signature
@@ -549,7 +550,7 @@ class OpenAICompletionsDecoder(Decoder):
     def _fail(self, error: Any) -> None:
         reason, code = error_reason(error)
         self._before_terminal()
-        self.builder.fail("upstream", reason, code)
+        self.builder.fail("upstream", reason, code, error_type=error_type_of(error))
 
     def done_marker(self) -> None:
         self._before_terminal()

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from ..._json import dumps_compact
 from ...builder import MessageBuilder
+from ...errors import error_type_of
 from ...messages import StopReason, Usage
 from ..base import Decoder, as_dict, as_int, as_list, as_str, error_of
 from .wire import client_call_id, output_call_id
@@ -177,15 +178,18 @@ class OpenAIResponsesDecoder(Decoder):
         response = as_dict(payload.get("response"))
         self._identify(response)
         self._usage(response)
-        reason, code = error_of(as_dict(response.get("error")), default="response failed")
+        error = as_dict(response.get("error"))
+        reason, code = error_of(error, default="response failed")
         self.builder.set_stop_reason(as_str(response.get("status")) or "failed")
-        self.builder.fail("upstream", reason, code)
+        self.builder.fail("upstream", reason, code, error_type=error_type_of(error))
 
     def _error(self, payload: dict[str, Any]) -> None:
         """``error``: code and message at the top level or under ``error``."""
         top_reason, top_code = error_of(payload, default="", codes=("code",))
-        reason, code = error_of(as_dict(payload.get("error")), default="error event")
-        self.builder.fail("upstream", top_reason or reason, top_code or code)
+        error = as_dict(payload.get("error"))
+        reason, code = error_of(error, default="error event")
+        kind = error_type_of(error)  # the payload's own type is the event's, "error"
+        self.builder.fail("upstream", top_reason or reason, top_code or code, error_type=kind)
 
     # ------------------------------------------------------------------
     # Output items
