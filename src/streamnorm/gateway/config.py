@@ -11,6 +11,7 @@ A TOML file (``gateway.toml``) holds three parts::
     store = "responses.sqlite3"            # stored Responses: a SQLite file or postgresql:// URL
     store_ttl_seconds = 2592000            # 30 days
     store_max_bytes = 1073741824           # 1 GiB
+    ledger = false                         # true: the usage ledger and the store's client keys
 
     [upstreams.claude]
     api = "anthropic-messages"
@@ -74,7 +75,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - the gateway extra installs tomli on 3.10
     import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
-__all__ = ["GatewayConfig", "Route", "Upstream", "load_config", "parse_config"]
+__all__ = ["GatewayConfig", "Route", "Upstream", "load_config", "parse_config", "store_of"]
 
 _GLOB_CHARS = frozenset("*?[")
 _GATEWAY_KEYS = {
@@ -85,7 +86,7 @@ _GATEWAY_KEYS = {
     "foreign_thinking",
     "server_tools",
 }
-_STORE_KEYS = {"store", "store_ttl_seconds", "store_max_bytes"}
+_STORE_KEYS = {"store", "store_ttl_seconds", "store_max_bytes", "ledger"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +148,8 @@ class GatewayConfig:
     cannot verify. ``store`` is where
     Responses answers are kept (a SQLite file, relative paths from the
     configuration file's folder, or a ``postgresql://`` URL; None: nothing
-    is kept), ``store_retention`` how long and how much.
+    is kept), ``store_retention`` how long and how much. ``ledger``: keep
+    the usage ledger in the store and accept its client keys (``keys.py``).
     ``models`` holds the catalog overrides, by model name.
     """
 
@@ -160,6 +162,7 @@ class GatewayConfig:
     server_tools: str = "warn"
     store: str | None = None
     store_retention: Retention = field(default_factory=Retention)
+    ledger: bool = False
     models: tuple[tuple[str, Mapping[str, Any]], ...] = ()
 
     def register_models(self) -> None:
@@ -198,6 +201,16 @@ def load_config(
     return parse_config(data, env, base=Path(path).resolve().parent)
 
 
+def store_of(path: str | os.PathLike[str]) -> str | None:
+    """The ``gateway.store`` of a configuration file, without reading any
+    secret (the key and usage commands run where the variables may be unset)."""
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: not valid TOML: {exc}") from None
+    return _store(_table(data, "gateway", "gateway"), Path(path).resolve().parent)
+
+
 def parse_config(
     data: Mapping[str, Any], env: Mapping[str, str] | None = None, *, base: Path | None = None
 ) -> GatewayConfig:
@@ -226,6 +239,7 @@ def parse_config(
         foreign_thinking=foreign,
         server_tools=_choice(gateway, "server_tools", "gateway.", SERVER_TOOL_POLICIES),
         store=_store(gateway, base or Path.cwd()),
+        ledger=_ledger(gateway),
         store_retention=Retention(
             ttl_seconds=_positive_int(
                 gateway, "store_ttl_seconds", "gateway.", DEFAULT_TTL_SECONDS
@@ -250,6 +264,14 @@ def _store(gateway: Mapping[str, Any], base: Path) -> str | None:
             "give a SQLite file path or a postgresql:// URL"
         )
     return str(base / Path(location).expanduser())
+
+
+def _ledger(gateway: Mapping[str, Any]) -> bool:
+    """``ledger`` lives in the store: true needs ``store``."""
+    wanted = _bool(gateway, "ledger", "gateway.", False)
+    if wanted and gateway.get("store") is None:
+        raise ValueError("gateway.ledger: the ledger lives in the store; set gateway.store too")
+    return wanted
 
 
 _MODEL_KEYS = {

@@ -20,7 +20,6 @@ them (docs/gateway.md).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -37,20 +36,13 @@ from prometheus_client import (
 )
 
 from ..messages import Usage
+from .state.ledger import key_label
 
 __all__ = ["LOGGER", "Metrics", "RequestRecord", "key_label"]
 
 LOGGER = logging.getLogger("streamnorm.gateway")
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
-
-
-def key_label(key: str | None) -> str | None:
-    """A client key's label for logs and metrics: ``key-`` and the first 8
-    hex digits of its SHA-256 — it tells keys apart, it does not give one away."""
-    if key is None:
-        return None
-    return "key-" + hashlib.sha256(key.encode()).hexdigest()[:8]
 
 
 @dataclass(slots=True)
