@@ -17,6 +17,10 @@ A TOML file (``gateway.toml``) holds three parts::
     api = "anthropic-messages"
     base_url = "https://api.anthropic.com"
     api_key_env = "ANTHROPIC_API_KEY"
+    retries = 2                            # optional (retry.py): tries again before the
+    backoff = 0.5                          #   first byte, after up to backoff·2ⁿ s (jittered)
+    weight = 3                             # optional: balance the route's upstreams
+    cooldown = 30                          # seconds last in line after 3 failures in a row (0: off)
 
     [[routes]]
     models = ["claude-*"]
@@ -100,6 +104,7 @@ class Upstream:
     one file can name more hosts than a deployment has keys for. ``provider``
     defaults to the host of ``base_url`` (``integrations.hosts``): it issues
     the opaque state of its answers, which sanitize returns to that host only.
+    ``retries``, ``backoff``, ``weight`` and ``cooldown`` are ``retry.py``'s.
     """
 
     name: str
@@ -111,6 +116,10 @@ class Upstream:
     timeout: float = 600.0
     connect_timeout: float = 10.0
     provider: str | None = None
+    retries: int = 0
+    backoff: float = 0.5
+    weight: float | None = None
+    cooldown: float = 0.0
     api_key: str | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -313,6 +322,7 @@ def _upstream(name: str, table: Mapping[str, Any], env: Mapping[str, str]) -> Up
             "timeout",
             "connect_timeout",
             "provider",
+            *_RETRY_KEYS,
         },
     )
     api_name = _str(table, "api", where, required=True)
@@ -342,8 +352,31 @@ def _upstream(name: str, table: Mapping[str, Any], env: Mapping[str, str]) -> Up
         timeout=_positive_float(table, "timeout", where, 600.0),
         connect_timeout=_positive_float(table, "connect_timeout", where, 10.0),
         provider=_str(table, "provider", where),
+        **_retry(table, where),
         api_key=key,
     )
+
+
+_RETRY_KEYS = ("retries", "backoff", "weight", "cooldown")
+
+
+def _retry(table: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """An upstream's retry settings, checked (``retry.py``)."""
+    retries = table.get("retries", 0)
+    if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 10:
+        raise ValueError(f"{where}retries: a whole number from 0 to 10 is required")
+    out: dict[str, Any] = {"retries": retries}
+    for key, default in (("backoff", 0.5), ("cooldown", 0.0)):
+        value = table.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+            raise ValueError(f"{where}{key}: a number of seconds, 0 or more, is required")
+        out[key] = float(value)
+    if "weight" in table:
+        weight = table["weight"]
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight > 0:
+            raise ValueError(f"{where}weight: a positive number is required")
+        out["weight"] = float(weight)
+    return out
 
 
 def _route(
