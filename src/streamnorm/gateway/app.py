@@ -18,6 +18,7 @@ any number of workers can serve the same conversations.
 from __future__ import annotations
 
 import uuid
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from .._json import dumps_compact
@@ -28,6 +29,7 @@ from .errors import UNKNOWN_URL, GatewayError, error_body, redact
 from .exchange import ClientGone, Exchange, Receive, Scope, Send
 from .keys import Accounts
 from .listing import Listing, list_body, model_body
+from .otel import Tracing
 from .proxy import Proxy
 from .stored import StoredResponses, stored_path
 from .telemetry import LOGGER, Metrics, RequestRecord
@@ -59,6 +61,7 @@ class Gateway:
         self._counter = Counter(config, self._clients.get)
         self._listing = Listing(config, self._clients.get)
         self.accounts = Accounts(config, self._secrets)
+        self.tracing = Tracing() if config.otel else None
         self._in_flight = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -83,18 +86,26 @@ class Gateway:
     async def _http_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         record = RequestRecord(f"req_{uuid.uuid4().hex}", scope["method"], scope["path"])
         ex = Exchange(scope, receive, send, record)
-        try:
-            await self._dispatch(ex)
-        except GatewayError as exc:
-            await self._fail(ex, exc)
-        except ClientGone:
-            record.disconnected = True
-        finally:
-            record.finish()
-            LOGGER.info(record.line())
-            self.metrics.observe(record)
-            if find_door(record.method, record.path) is not None and record.status != 401:
-                await self.accounts.record(record)
+        door = find_door(ex.method, ex.path)
+        with self._traced(ex, door):
+            try:
+                await self._dispatch(ex)
+            except GatewayError as exc:
+                await self._fail(ex, exc)
+            except ClientGone:
+                record.disconnected = True
+            finally:
+                record.finish()
+                LOGGER.info(record.line())
+                self.metrics.observe(record)
+                if door is not None and record.status != 401:
+                    await self.accounts.record(record)
+
+    def _traced(self, ex: Exchange, door: Door | None) -> AbstractContextManager[None]:
+        """The request's OpenTelemetry span (``otel``): front doors that call a model."""
+        if self.tracing is None or door is None or door.count:
+            return nullcontext()
+        return self.tracing.request(ex.headers, ex.record)
 
     async def _fail(self, ex: Exchange, exc: GatewayError) -> None:
         message = redact(exc.message, self._secrets)

@@ -12,6 +12,7 @@ A TOML file (``gateway.toml``) holds three parts::
     store_ttl_seconds = 2592000            # 30 days
     store_max_bytes = 1073741824           # 1 GiB
     ledger = false                         # true: the usage ledger and the store's client keys
+    otel = false                           # true: OpenTelemetry spans and GenAI metrics
 
     [upstreams.claude]
     api = "anthropic-messages"
@@ -89,6 +90,7 @@ _GATEWAY_KEYS = {
     "log_content",
     "foreign_thinking",
     "server_tools",
+    "otel",
 }
 _STORE_KEYS = {"store", "store_ttl_seconds", "store_max_bytes", "ledger"}
 
@@ -159,6 +161,7 @@ class GatewayConfig:
     configuration file's folder, or a ``postgresql://`` URL; None: nothing
     is kept), ``store_retention`` how long and how much. ``ledger``: keep
     the usage ledger in the store and accept its client keys (``keys.py``).
+    ``otel``: OpenTelemetry spans and metrics (``otel.py``).
     ``models`` holds the catalog overrides, by model name.
     """
 
@@ -172,6 +175,7 @@ class GatewayConfig:
     store: str | None = None
     store_retention: Retention = field(default_factory=Retention)
     ledger: bool = False
+    otel: bool = False
     models: tuple[tuple[str, Mapping[str, Any]], ...] = ()
 
     def register_models(self) -> None:
@@ -249,6 +253,7 @@ def parse_config(
         server_tools=_choice(gateway, "server_tools", "gateway.", SERVER_TOOL_POLICIES),
         store=_store(gateway, base or Path.cwd()),
         ledger=_ledger(gateway),
+        otel=_otel(gateway),
         store_retention=Retention(
             ttl_seconds=_positive_int(
                 gateway, "store_ttl_seconds", "gateway.", DEFAULT_TTL_SECONDS
@@ -273,6 +278,19 @@ def _store(gateway: Mapping[str, Any], base: Path) -> str | None:
             "give a SQLite file path or a postgresql:// URL"
         )
     return str(base / Path(location).expanduser())
+
+
+def _otel(gateway: Mapping[str, Any]) -> bool:
+    """``otel`` needs the OpenTelemetry API (the ``otel`` extra)."""
+    wanted = _bool(gateway, "otel", "gateway.", False)
+    if wanted:
+        try:
+            import opentelemetry.trace  # noqa: F401
+        except ImportError:
+            raise ValueError(
+                "gateway.otel: needs OpenTelemetry: pip install 'streamnorm[otel]'"
+            ) from None
+    return wanted
 
 
 def _ledger(gateway: Mapping[str, Any]) -> bool:

@@ -70,6 +70,7 @@ class RequestRecord:
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
     usage_reported: bool = False
+    finish_reason: str | None = None
     cost_usd: float | None = None
     ttfb_ms: float | None = None
     duration_ms: float = 0.0
@@ -78,8 +79,9 @@ class RequestRecord:
     content: dict[str, str] | None = None
     started: float = field(default_factory=time.perf_counter, repr=False)
 
-    def count(self, usage: Usage) -> None:
-        """The upstream's usage and its cost on ``upstream_model``."""
+    def count(self, usage: Usage, finish_reason: str | None = None) -> None:
+        """The upstream's usage and its cost on ``upstream_model``, and why the answer ended."""
+        self.finish_reason = finish_reason
         self.input_tokens = usage.input_tokens
         self.output_tokens = usage.output_tokens
         self.cache_read_tokens = usage.cache_read_tokens

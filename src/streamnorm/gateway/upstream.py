@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from . import otel
 from .config import Upstream
 from .errors import GatewayError, upstream_message
 from .retry import Tries, balance
@@ -176,7 +177,11 @@ async def open_first(
         request = build(upstream)
         tries = Tries(upstream)
         while True:
-            result = await _attempt(client, upstream, request)
+            with otel.attempt(upstream) as span:
+                result = await _attempt(client, upstream, span.outgoing(request))
+                span.status(
+                    result.response.status_code if isinstance(result, Opened) else result[0].status
+                )
             if isinstance(result, Opened):
                 tries.succeeded()
                 result.attempts = attempts
