@@ -267,6 +267,20 @@ def test_scoped_keys_env_keys_models_and_revocation(upstream: str, tmp_path: Pat
 
 
 @needs_fixtures
+def test_requests_the_gateway_refused_itself_do_not_count(upstream: str, tmp_path: Path) -> None:
+    store = str(tmp_path / "gw.sqlite3")
+    with running_gateway(upstream, store=store, ledger=True) as (app, gw):
+        assert app.accounts.ledger is not None
+        secret, _ = app.accounts.ledger.create_key(models=["named.*"], rpm=2)
+        denied = [call(gw.url, "openai-completions", "other.model", secret) for _ in range(3)]
+        assert [d.status_code for d in denied] == [403] * 3
+        for answer in denied:
+            _wait_for_row(app.accounts.ledger, answer.headers["x-request-id"])
+        answers = [call(gw.url, "openai-completions", WHOLE, secret) for _ in range(3)]
+        assert [a.status_code for a in answers] == [200, 200, 429]
+
+
+@needs_fixtures
 @pytest.mark.parametrize("api", CLIENT_APIS)
 def test_a_budget_stops_requests_once_spent(upstream: str, tmp_path: Path, api: str) -> None:
     store = str(tmp_path / "gw.sqlite3")

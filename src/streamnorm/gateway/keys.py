@@ -115,11 +115,14 @@ class Accounts:
 
 
 def ledger_row(record: RequestRecord) -> LedgerRow:
-    """The ledger's row for a finished request."""
+    """The ledger's row for a finished request. A request that no admission
+    counted is written as admitted when it reached an upstream or did not
+    fail (one the gateway refused itself does not count against a limit)."""
     return LedgerRow(
         request_id=record.request_id,
         key=record.client_key,
         at=time.time() - record.duration_ms / 1000,
+        admitted=int(record.upstream is not None or record.status < 400),
         route=record.client_api,
         upstream=record.upstream,
         model=record.upstream_model or record.model,

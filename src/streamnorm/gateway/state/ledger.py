@@ -230,9 +230,10 @@ class Ledger(ABC):
 
     @abstractmethod
     @contextmanager
-    def _transaction(self, lock: str | None = None) -> Iterator[Any]:
-        """A write transaction; its cursor-like ``execute(sql, params)``
-        (``lock``: serialize with every other transaction naming it)."""
+    def _transaction(self, lock: str | None = None, *, write: bool = True) -> Iterator[Any]:
+        """A transaction; its cursor-like ``execute(sql, params)`` (``lock``:
+        serialize with every other transaction naming it; ``write`` False: a
+        read, which takes no write lock)."""
 
     @abstractmethod
     def close(self) -> None:
@@ -287,7 +288,7 @@ class Ledger(ABC):
         return None if row is None else _key(row)
 
     def list_keys(self) -> list[ClientKey]:
-        with self._transaction() as tx:
+        with self._transaction(write=False) as tx:
             rows = tx.execute(
                 f"SELECT {_KEY_COLUMNS} FROM streamnorm_keys ORDER BY created_at, label"
             ).fetchall()
@@ -331,7 +332,7 @@ class Ledger(ABC):
 
     def rows(self, since: float = 0.0) -> list[dict[str, Any]]:
         """Every row from ``since`` on, oldest first."""
-        with self._transaction() as tx:
+        with self._transaction(write=False) as tx:
             found = tx.execute(
                 f"SELECT {', '.join(COLUMNS)} FROM streamnorm_ledger WHERE at >= ? "
                 "ORDER BY at, request_id",

@@ -58,7 +58,7 @@ class PostgresLedger(Ledger):
         return self._conn
 
     @contextmanager
-    def _transaction(self, lock: str | None = None) -> Iterator[_Cursor]:
+    def _transaction(self, lock: str | None = None, *, write: bool = True) -> Iterator[_Cursor]:
         with self._lock:
             conn = self._connect()
             with conn.transaction():

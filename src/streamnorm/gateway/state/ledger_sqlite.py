@@ -40,10 +40,12 @@ class SQLiteLedger(Ledger):
         return self._conn
 
     @contextmanager
-    def _transaction(self, lock: str | None = None) -> Iterator[sqlite3.Connection]:
+    def _transaction(
+        self, lock: str | None = None, *, write: bool = True
+    ) -> Iterator[sqlite3.Connection]:
         with self._lock:
             conn = self._connect()
-            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             try:
                 yield conn
             except BaseException:
