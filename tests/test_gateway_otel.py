@@ -233,3 +233,43 @@ def test_provider_names_are_the_conventions_values() -> None:
 def test_without_otel_there_is_no_tracing(fake: FakeUpstream) -> None:
     app = create_app(parse_config(gateway_toml("http://127.0.0.1:9"), gateway_env()))
     assert app.tracing is None
+
+
+def _recorded_text() -> str:
+    data = (FIXTURES / "openai-completions/openai-text-include-usage.sse").read_text()
+    chunks = [json.loads(line[5:]) for line in data.splitlines() if line.startswith("data: {")]
+    return "".join(
+        c["choices"][0]["delta"].get("content") or "" for c in chunks if c.get("choices")
+    )
+
+
+def test_content_goes_on_the_span_only_with_log_content(fake: FakeUpstream) -> None:
+    telemetry = Telemetry()
+    with ServerThread(fake) as up:
+        config = gateway_toml(up.url, otel=True, log_content=True)
+        app = create_app(parse_config(config, gateway_env()))
+        app.tracing = telemetry.tracing
+        with ServerThread(app) as gw:
+            body = {
+                "model": STREAM,
+                "max_tokens": 64,
+                "stream": True,
+                "system": "be brief",
+                "messages": [{"role": "user", "content": QUESTION}],
+            }
+            headers = {"x-api-key": GATEWAY_KEY}
+            answer = httpx.post(gw.url + "/v1/messages", json=body, headers=headers, timeout=30)
+            assert answer.status_code == 200
+            (span,) = [s for s in telemetry.finished() if s.kind == SpanKind.SERVER]
+    attributes = dict(span.attributes or {})
+    for name in ("gen_ai.input.messages", "gen_ai.system_instructions", "gen_ai.output.messages"):
+        assert name in KNOWN
+    assert json.loads(str(attributes["gen_ai.input.messages"])) == [
+        {"role": "user", "parts": [{"type": "text", "content": QUESTION}]}
+    ]
+    assert json.loads(str(attributes["gen_ai.system_instructions"])) == [
+        {"type": "text", "content": "be brief"}
+    ]
+    (output,) = json.loads(str(attributes["gen_ai.output.messages"]))
+    assert output["role"] == "assistant" and output["finish_reason"] == "stop"
+    assert "".join(p["content"] for p in output["parts"] if p["type"] == "text") == _recorded_text()

@@ -14,7 +14,10 @@ Each upstream attempt (retries and fallbacks each count) is a CLIENT child
 span, whose context goes upstream in a ``traceparent`` header. The metrics
 ``gen_ai.client.token.usage`` (by ``gen_ai.token.type``) and
 ``gen_ai.server.time_to_first_token`` are recorded per request. Message
-content never goes on a span.
+content goes on the request's span only with ``log_content``:
+``gen_ai.system_instructions``, ``gen_ai.input.messages`` (the client's
+request, decoded) and ``gen_ai.output.messages``, as the conventions'
+JSON (role, parts).
 
 Only the OpenTelemetry API is used, with the global tracer and meter
 providers unless others are given: exporters are configured the
@@ -29,10 +32,23 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from .._json import dumps_compact
+from ..apis import resolve_api
+from ..codec import decode_request
+from ..messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultMessage,
+)
+from ..request import Request
 from .config import Upstream
 from .telemetry import RequestRecord
 
@@ -140,6 +156,7 @@ class Tracing:
 
     def _finish(self, span: Any, record: RequestRecord) -> None:
         attributes = _request_attributes(record)
+        span.set_attributes(_content_attributes(record))
         span.update_name(f"{attributes['gen_ai.operation.name']} {record.model or ''}".strip())
         span.set_attributes(attributes)
         if record.status >= 400 or record.error:
@@ -184,6 +201,63 @@ def _request_attributes(record: RequestRecord) -> dict[str, Any]:
             "gen_ai.usage.reasoning.output_tokens": record.reasoning_tokens,
         }
     return {k: v for k, v in attributes.items() if v is not None}
+
+
+def _content_attributes(record: RequestRecord) -> dict[str, str]:
+    """The conversation as the conventions' JSON, when content is logged."""
+    if record.content is None:
+        return {}
+    out: dict[str, str] = {}
+    request = _decoded(record)
+    if request is not None:
+        inputs = [_message(m) for m in request.messages if not isinstance(m, SystemMessage)]
+        out["gen_ai.input.messages"] = dumps_compact(inputs)
+        if request.system:
+            out["gen_ai.system_instructions"] = dumps_compact(_parts(request.system))
+    if record.output is not None:
+        output = {**_message(record.output), "finish_reason": record.finish_reason}
+        out["gen_ai.output.messages"] = dumps_compact([output])
+    return out
+
+
+def _decoded(record: RequestRecord) -> Request | None:
+    raw = (record.content or {}).get("request")
+    if not raw or record.client_api is None:
+        return None
+    try:
+        return decode_request(raw, resolve_api(record.client_api), path=record.path)
+    except ValueError:
+        return None
+
+
+def _message(message: Message) -> dict[str, Any]:
+    """One message as ``{"role", "parts"}``; a tool result as a ``tool`` message."""
+    if isinstance(message, ToolResultMessage):
+        response = message.content if isinstance(message.content, str) else _parts(message.content)
+        part = {"type": "tool_call_response", "id": message.tool_call_id, "response": response}
+        return {"role": "tool", "parts": [part]}
+    role = "assistant" if isinstance(message, AssistantMessage) else "user"
+    return {
+        "role": "system" if isinstance(message, SystemMessage) else role,
+        "parts": _parts(message.content),
+    }
+
+
+def _parts(content: str | Sequence[Any]) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "content": content}]
+    return [_part(block) for block in content]
+
+
+def _part(block: Any) -> dict[str, Any]:
+    if isinstance(block, TextBlock):
+        return {"type": "text", "content": block.text}
+    if isinstance(block, ThinkingBlock):
+        return {"type": "reasoning", "content": block.thinking}
+    if isinstance(block, ToolCallBlock):
+        arguments = dict(block.arguments)
+        return {"type": "tool_call", "id": block.id, "name": block.name, "arguments": arguments}
+    return {"type": type(block).__name__.removesuffix("Block").lower()}
 
 
 class Attempt:

@@ -166,7 +166,7 @@ async def _whole(
         raise GatewayError(
             502, f"upstream {up.name} answered with a body that is not JSON"
         ) from None
-    ex.record.count(message.usage, message.stop_reason.value)
+    ex.record.count(message)
     if finish is not None:
         await finish(message)
     if up.api == call.api:
@@ -206,7 +206,7 @@ async def _stream(
             task.cancel()
         await asyncio.gather(pump, gone, return_exceptions=True)
         await opened.response.aclose()
-        ex.record.count(relay.message.usage, relay.message.stop_reason.value)
+        ex.record.count(relay.message)
     if pump.cancelled():  # cancelled above because the client went first
         raise ClientGone
     error = pump.exception()

@@ -35,7 +35,7 @@ from prometheus_client import (
     multiprocess,
 )
 
-from ..messages import Usage
+from ..messages import AssistantMessage
 from .state.ledger import key_label
 
 __all__ = ["LOGGER", "Metrics", "RequestRecord", "key_label"]
@@ -77,11 +77,17 @@ class RequestRecord:
     disconnected: bool = False
     warnings: list[str] = field(default_factory=list)
     content: dict[str, str] | None = None
+    #: The final message, kept only when ``content`` is (``log_content``), for the trace.
+    output: AssistantMessage | None = field(default=None, repr=False)
     started: float = field(default_factory=time.perf_counter, repr=False)
 
-    def count(self, usage: Usage, finish_reason: str | None = None) -> None:
-        """The upstream's usage and its cost on ``upstream_model``, and why the answer ended."""
-        self.finish_reason = finish_reason
+    def count(self, message: AssistantMessage) -> None:
+        """The answer's usage and its cost on ``upstream_model``, and why it
+        ended; the message itself when content is logged."""
+        usage = message.usage
+        self.finish_reason = message.stop_reason.value
+        if self.content is not None:
+            self.output = message
         self.input_tokens = usage.input_tokens
         self.output_tokens = usage.output_tokens
         self.cache_read_tokens = usage.cache_read_tokens
@@ -99,8 +105,10 @@ class RequestRecord:
         self.duration_ms = round((time.perf_counter() - self.started) * 1000, 3)
 
     def line(self) -> str:
+        output, self.output = self.output, None  # the log line holds no message object
         data = asdict(self)
-        del data["started"]
+        self.output = output
+        del data["started"], data["output"]
         if data["content"] is None:
             del data["content"]
         return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
