@@ -316,7 +316,8 @@ def test_five_a_minute_across_two_workers_in_every_client_api(
 ) -> None:
     config = gateway_toml(upstream, store=location, ledger=True)
     ledger = open_ledger(location)
-    keys = {api: ledger.create_key(rpm=5)[0] for api in CLIENT_APIS}
+    limited = {api: ledger.create_key(rpm=5) for api in CLIENT_APIS}
+    keys = {api: secret for api, (secret, _) in limited.items()}
     workers: set[int] = set()
     with serve_workers(config, tmp_path, workers=2) as (url, log):
         for api in CLIENT_APIS:
@@ -326,10 +327,17 @@ def test_five_a_minute_across_two_workers_in_every_client_api(
             assert error_kind(api, refused.json()) == RATE_LIMITED[api]
             assert 1 <= int(refused.headers["retry-after"]) <= 60
             workers |= {worker_of(a.headers["x-request-id"], log) for a in answers}
+        # A key revoked elsewhere (here, as the command line does) is refused
+        # at once, whichever worker takes the request.
+        fresh = ledger.create_key()
+        assert all(call(url, "openai-completions", WHOLE, fresh[0]).is_success for _ in range(4))
+        assert ledger.revoke_key(fresh[1].label)
+        revoked = [call(url, "openai-completions", WHOLE, fresh[0]) for _ in range(6)]
+        assert [r.status_code for r in revoked] == [401] * 6
     assert len(workers) == 2, "every request went to the same worker"
     counted = {r["key"]: (r["requests"], r["refused"]) for r in ledger.usage("key")}
     ledger.close()
-    assert sorted(counted.values()) == [(6, 1)] * 4
+    assert sorted(counted[k.label] for _, k in limited.values()) == [(6, 1)] * 4
 
 
 # -- 1,000 mixed requests: the ledger agrees with Prometheus ------------------------
