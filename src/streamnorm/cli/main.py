@@ -6,7 +6,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from . import demo, inspect, normalize, render, serve, translate
+from . import demo, inspect, keys, normalize, render, serve, translate, usage
 from .common import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERNAL,
@@ -28,6 +28,8 @@ COMMANDS: tuple[Callable[[Subcommands, SharedOptions], None], ...] = (
     render.register,
     demo.register,
     serve.register,
+    keys.register,
+    usage.register,
 )
 
 DESCRIPTION = (

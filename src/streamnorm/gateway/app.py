@@ -9,15 +9,16 @@ whose OpenAI code is ``unknown_url``.
 
 Checks, in order, each answered in the client's API: the client key (401),
 the concurrency limit (429), the body size (413), the body itself (400),
-the model (404). The app holds no state between requests beyond counters;
+the key's scope and limits (403, 429, the quota error: ``keys.py``), the
+model (404). The app holds no state between requests beyond counters;
 stored Responses live in the configured store, shared by every worker, so
 any number of workers can serve the same conversations.
 """
 
 from __future__ import annotations
 
-import hmac
 import uuid
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from .._json import dumps_compact
@@ -26,10 +27,12 @@ from .counting import Counter
 from .doors import Door, client_api, find_door, parse_call, presented_keys
 from .errors import UNKNOWN_URL, GatewayError, error_body, redact
 from .exchange import ClientGone, Exchange, Receive, Scope, Send
+from .keys import Accounts
 from .listing import Listing, list_body, model_body
+from .otel import Tracing
 from .proxy import Proxy
 from .stored import StoredResponses, stored_path
-from .telemetry import LOGGER, Metrics, RequestRecord, key_label
+from .telemetry import LOGGER, Metrics, RequestRecord
 from .upstream import Clients
 
 __all__ = ["Gateway", "create_app"]
@@ -57,6 +60,8 @@ class Gateway:
         self._proxy = Proxy(config, self._clients.get, self.stored)
         self._counter = Counter(config, self._clients.get)
         self._listing = Listing(config, self._clients.get)
+        self.accounts = Accounts(config, self._secrets)
+        self.tracing = Tracing() if config.otel else None
         self._in_flight = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -74,22 +79,33 @@ class Gateway:
             elif message["type"] == "lifespan.shutdown":
                 await self._clients.aclose()
                 self.stored.close()
+                self.accounts.close()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
     async def _http_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         record = RequestRecord(f"req_{uuid.uuid4().hex}", scope["method"], scope["path"])
         ex = Exchange(scope, receive, send, record)
-        try:
-            await self._dispatch(ex)
-        except GatewayError as exc:
-            await self._fail(ex, exc)
-        except ClientGone:
-            record.disconnected = True
-        finally:
-            record.finish()
-            LOGGER.info(record.line())
-            self.metrics.observe(record)
+        door = find_door(ex.method, ex.path)
+        with self._traced(ex, door):
+            try:
+                await self._dispatch(ex)
+            except GatewayError as exc:
+                await self._fail(ex, exc)
+            except ClientGone:
+                record.disconnected = True
+            finally:
+                record.finish()
+                LOGGER.info(record.line())
+                self.metrics.observe(record)
+                if door is not None and record.status != 401:
+                    await self.accounts.record(record)
+
+    def _traced(self, ex: Exchange, door: Door | None) -> AbstractContextManager[None]:
+        """The request's OpenTelemetry span (``otel``): front doors that call a model."""
+        if self.tracing is None or door is None or door.count:
+            return nullcontext()
+        return self.tracing.request(ex.headers, ex.record)
 
     async def _fail(self, ex: Exchange, exc: GatewayError) -> None:
         message = redact(exc.message, self._secrets)
@@ -106,7 +122,7 @@ class Gateway:
             request_id=ex.record.request_id,
         )
         try:
-            await ex.respond(exc.status, _JSON, body)
+            await ex.respond(exc.status, _JSON, body, exc.headers)
         except ClientGone:
             ex.record.disconnected = True
 
@@ -125,7 +141,7 @@ class Gateway:
             await self._models(ex)
         elif (stored := stored_path(ex.method, ex.path)) is not None:
             ex.record.client_api = "openai-responses"
-            self._authorize(presented_keys("openai-responses", ex.headers, ex.query))
+            await self.accounts.authorize(presented_keys("openai-responses", ex.headers, ex.query))
             await self.stored.serve(ex, stored)
         else:
             ex.record.client_api = client_api(ex.path, ex.headers, ex.query)
@@ -133,8 +149,8 @@ class Gateway:
 
     async def _front_door(self, ex: Exchange, door: Door) -> None:
         ex.record.client_api = door.api
-        key = self._authorize(presented_keys(door.api, ex.headers, ex.query))
-        ex.record.client_key = key_label(key)
+        key = await self.accounts.authorize(presented_keys(door.api, ex.headers, ex.query))
+        ex.record.client_key = key.label if key is not None else None
         if self._in_flight >= self.config.max_concurrency:
             raise GatewayError(429, "the gateway is serving its maximum of concurrent requests")
         self._in_flight += 1
@@ -142,6 +158,8 @@ class Gateway:
             raw = await ex.read_body(self.config.max_body_bytes)
             call = parse_call(door, raw, ex.query)
             ex.record.model, ex.record.stream = call.model, call.stream
+            if not door.count:
+                await self.accounts.admit(ex.record, key, call.model)
             if self.config.log_content:
                 ex.record.content = {"request": raw.decode("utf-8", "replace")}
             if door.count:
@@ -151,27 +169,11 @@ class Gateway:
         finally:
             self._in_flight -= 1
 
-    def _authorize(self, presented: list[str]) -> str | None:
-        """The configured key the client presented (None when the gateway
-        takes no keys); 401 when it presented none of them."""
-        if not self.config.keys:
-            return None
-        # compare_digest on every configured key: the time taken says nothing
-        # about which key, or how much of one, matched.
-        matched = None
-        for key in presented:
-            for expected in self.config.keys:
-                if hmac.compare_digest(key.encode(), expected.encode()):
-                    matched = expected
-        if matched is None:
-            raise GatewayError(401, "a valid gateway key is required")
-        return matched
-
     async def _models(self, ex: Exchange) -> None:
         """A model list, or one model (404 when no route serves it), in the client's shape."""
         api = client_api(ex.path, ex.headers, ex.query)
         ex.record.client_api = api
-        self._authorize(presented_keys(api, ex.headers, ex.query))
+        await self.accounts.authorize(presented_keys(api, ex.headers, ex.query))
         name = ex.path[len(_list_prefix(ex.path) or "") :].strip("/")
         body: dict[str, Any]
         if not name:

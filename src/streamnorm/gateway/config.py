@@ -11,11 +11,17 @@ A TOML file (``gateway.toml``) holds three parts::
     store = "responses.sqlite3"            # stored Responses: a SQLite file or postgresql:// URL
     store_ttl_seconds = 2592000            # 30 days
     store_max_bytes = 1073741824           # 1 GiB
+    ledger = false                         # true: the usage ledger and the store's client keys
+    otel = false                           # true: OpenTelemetry spans and GenAI metrics
 
     [upstreams.claude]
     api = "anthropic-messages"
     base_url = "https://api.anthropic.com"
     api_key_env = "ANTHROPIC_API_KEY"
+    retries = 2                            # optional (retry.py): tries again before the
+    backoff = 0.5                          #   first byte, after up to backoff·2ⁿ s (jittered)
+    weight = 3                             # optional: balance the route's upstreams
+    cooldown = 30                          # seconds last in line after 3 failures in a row (0: off)
 
     [[routes]]
     models = ["claude-*"]
@@ -74,7 +80,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - the gateway extra installs tomli on 3.10
     import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
-__all__ = ["GatewayConfig", "Route", "Upstream", "load_config", "parse_config"]
+__all__ = ["GatewayConfig", "Route", "Upstream", "load_config", "parse_config", "store_of"]
 
 _GLOB_CHARS = frozenset("*?[")
 _GATEWAY_KEYS = {
@@ -84,8 +90,9 @@ _GATEWAY_KEYS = {
     "log_content",
     "foreign_thinking",
     "server_tools",
+    "otel",
 }
-_STORE_KEYS = {"store", "store_ttl_seconds", "store_max_bytes"}
+_STORE_KEYS = {"store", "store_ttl_seconds", "store_max_bytes", "ledger"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +106,7 @@ class Upstream:
     one file can name more hosts than a deployment has keys for. ``provider``
     defaults to the host of ``base_url`` (``integrations.hosts``): it issues
     the opaque state of its answers, which sanitize returns to that host only.
+    ``retries``, ``backoff``, ``weight`` and ``cooldown`` are ``retry.py``'s.
     """
 
     name: str
@@ -110,6 +118,10 @@ class Upstream:
     timeout: float = 600.0
     connect_timeout: float = 10.0
     provider: str | None = None
+    retries: int = 0
+    backoff: float = 0.5
+    weight: float | None = None
+    cooldown: float = 0.0
     api_key: str | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -147,7 +159,9 @@ class GatewayConfig:
     cannot verify. ``store`` is where
     Responses answers are kept (a SQLite file, relative paths from the
     configuration file's folder, or a ``postgresql://`` URL; None: nothing
-    is kept), ``store_retention`` how long and how much.
+    is kept), ``store_retention`` how long and how much. ``ledger``: keep
+    the usage ledger in the store and accept its client keys (``keys.py``).
+    ``otel``: OpenTelemetry spans and metrics (``otel.py``).
     ``models`` holds the catalog overrides, by model name.
     """
 
@@ -160,6 +174,8 @@ class GatewayConfig:
     server_tools: str = "warn"
     store: str | None = None
     store_retention: Retention = field(default_factory=Retention)
+    ledger: bool = False
+    otel: bool = False
     models: tuple[tuple[str, Mapping[str, Any]], ...] = ()
 
     def register_models(self) -> None:
@@ -198,6 +214,16 @@ def load_config(
     return parse_config(data, env, base=Path(path).resolve().parent)
 
 
+def store_of(path: str | os.PathLike[str]) -> str | None:
+    """The ``gateway.store`` of a configuration file, without reading any
+    secret (the key and usage commands run where the variables may be unset)."""
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: not valid TOML: {exc}") from None
+    return _store(_table(data, "gateway", "gateway"), Path(path).resolve().parent)
+
+
 def parse_config(
     data: Mapping[str, Any], env: Mapping[str, str] | None = None, *, base: Path | None = None
 ) -> GatewayConfig:
@@ -226,6 +252,8 @@ def parse_config(
         foreign_thinking=foreign,
         server_tools=_choice(gateway, "server_tools", "gateway.", SERVER_TOOL_POLICIES),
         store=_store(gateway, base or Path.cwd()),
+        ledger=_ledger(gateway),
+        otel=_otel(gateway),
         store_retention=Retention(
             ttl_seconds=_positive_int(
                 gateway, "store_ttl_seconds", "gateway.", DEFAULT_TTL_SECONDS
@@ -250,6 +278,27 @@ def _store(gateway: Mapping[str, Any], base: Path) -> str | None:
             "give a SQLite file path or a postgresql:// URL"
         )
     return str(base / Path(location).expanduser())
+
+
+def _otel(gateway: Mapping[str, Any]) -> bool:
+    """``otel`` needs the OpenTelemetry API (the ``otel`` extra)."""
+    wanted = _bool(gateway, "otel", "gateway.", False)
+    if wanted:
+        try:
+            import opentelemetry.trace  # noqa: F401
+        except ImportError:
+            raise ValueError(
+                "gateway.otel: needs OpenTelemetry: pip install 'streamnorm[otel]'"
+            ) from None
+    return wanted
+
+
+def _ledger(gateway: Mapping[str, Any]) -> bool:
+    """``ledger`` lives in the store: true needs ``store``."""
+    wanted = _bool(gateway, "ledger", "gateway.", False)
+    if wanted and gateway.get("store") is None:
+        raise ValueError("gateway.ledger: the ledger lives in the store; set gateway.store too")
+    return wanted
 
 
 _MODEL_KEYS = {
@@ -291,6 +340,7 @@ def _upstream(name: str, table: Mapping[str, Any], env: Mapping[str, str]) -> Up
             "timeout",
             "connect_timeout",
             "provider",
+            *_RETRY_KEYS,
         },
     )
     api_name = _str(table, "api", where, required=True)
@@ -320,8 +370,31 @@ def _upstream(name: str, table: Mapping[str, Any], env: Mapping[str, str]) -> Up
         timeout=_positive_float(table, "timeout", where, 600.0),
         connect_timeout=_positive_float(table, "connect_timeout", where, 10.0),
         provider=_str(table, "provider", where),
+        **_retry(table, where),
         api_key=key,
     )
+
+
+_RETRY_KEYS = ("retries", "backoff", "weight", "cooldown")
+
+
+def _retry(table: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """An upstream's retry settings, checked (``retry.py``)."""
+    retries = table.get("retries", 0)
+    if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 10:
+        raise ValueError(f"{where}retries: a whole number from 0 to 10 is required")
+    out: dict[str, Any] = {"retries": retries}
+    for key, default in (("backoff", 0.5), ("cooldown", 0.0)):
+        value = table.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+            raise ValueError(f"{where}{key}: a number of seconds, 0 or more, is required")
+        out[key] = float(value)
+    if "weight" in table:
+        weight = table["weight"]
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight > 0:
+            raise ValueError(f"{where}weight: a positive number is required")
+        out["weight"] = float(weight)
+    return out
 
 
 def _route(

@@ -11,7 +11,7 @@ limits from it), with every secret the gateway holds cut out first.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .._json import dumps_compact, loads
@@ -36,22 +36,31 @@ UNKNOWN_URL = "unknown_url"
 
 class GatewayError(Exception):
     """A request that ends in an HTTP error; ``param`` names the field at fault,
-    ``code`` replaces the OpenAI error code the status implies."""
+    ``code`` replaces the OpenAI error code the status implies, ``headers``
+    go out with the error (``retry-after``)."""
 
     def __init__(
-        self, status: int, message: str, *, param: str | None = None, code: str | None = None
+        self,
+        status: int,
+        message: str,
+        *,
+        param: str | None = None,
+        code: str | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.param = param
         self.code = code
+        self.headers = dict(headers or {})
 
 
 #: status → Anthropic error type (anthropic/types/*_error_object.py).
 _ANTHROPIC_TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
+    402: "billing_error",
     403: "permission_error",
     404: "not_found_error",
     413: "request_too_large",

@@ -190,7 +190,7 @@ async def _whole(
         raise GatewayError(
             502, f"upstream {up.name} answered with a body that is not JSON"
         ) from None
-    ex.record.count(message.usage)
+    ex.record.count(message)
     if up.api != call.api and message.stop_reason is StopReason.ERROR:
         raise GatewayError(502, f"upstream {up.name}: {message.error or 'an error'}")
     if finish is not None:
@@ -243,7 +243,7 @@ async def _stream(
             task.cancel()
         await asyncio.gather(pump, gone, return_exceptions=True)
         await opened.response.aclose()
-        ex.record.count(relay.message.usage)
+        ex.record.count(relay.message)
     if pump.cancelled():  # cancelled above because the client went first
         raise ClientGone
     error = pump.exception()

@@ -20,7 +20,6 @@ them (docs/gateway.md).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -36,21 +35,14 @@ from prometheus_client import (
     multiprocess,
 )
 
-from ..messages import Usage
+from ..messages import AssistantMessage
+from .state.ledger import key_label
 
 __all__ = ["LOGGER", "Metrics", "RequestRecord", "key_label"]
 
 LOGGER = logging.getLogger("streamnorm.gateway")
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
-
-
-def key_label(key: str | None) -> str | None:
-    """A client key's label for logs and metrics: ``key-`` and the first 8
-    hex digits of its SHA-256 — it tells keys apart, it does not give one away."""
-    if key is None:
-        return None
-    return "key-" + hashlib.sha256(key.encode()).hexdigest()[:8]
 
 
 @dataclass(slots=True)
@@ -78,16 +70,24 @@ class RequestRecord:
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
     usage_reported: bool = False
+    finish_reason: str | None = None
     cost_usd: float | None = None
     ttfb_ms: float | None = None
     duration_ms: float = 0.0
     disconnected: bool = False
     warnings: list[str] = field(default_factory=list)
     content: dict[str, str] | None = None
+    #: The final message, kept only when ``content`` is (``log_content``), for the trace.
+    output: AssistantMessage | None = field(default=None, repr=False)
     started: float = field(default_factory=time.perf_counter, repr=False)
 
-    def count(self, usage: Usage) -> None:
-        """The upstream's usage and its cost on ``upstream_model``."""
+    def count(self, message: AssistantMessage) -> None:
+        """The answer's usage and its cost on ``upstream_model``, and why it
+        ended; the message itself when content is logged."""
+        usage = message.usage
+        self.finish_reason = message.stop_reason.value
+        if self.content is not None:
+            self.output = message
         self.input_tokens = usage.input_tokens
         self.output_tokens = usage.output_tokens
         self.cache_read_tokens = usage.cache_read_tokens
@@ -105,8 +105,10 @@ class RequestRecord:
         self.duration_ms = round((time.perf_counter() - self.started) * 1000, 3)
 
     def line(self) -> str:
+        output, self.output = self.output, None  # the log line holds no message object
         data = asdict(self)
-        del data["started"]
+        self.output = output
+        del data["started"], data["output"]
         if data["content"] is None:
             del data["content"]
         return json.dumps(data, separators=(",", ":"), ensure_ascii=False)

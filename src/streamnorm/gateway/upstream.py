@@ -6,8 +6,9 @@ checked against ``doors.PATH_MODEL`` where it enters a path). Redirects are
 not followed and the environment's proxy settings are not read, so nothing a
 client sends can point the gateway at another host.
 
-Fallbacks: the upstreams of a route are tried in order while the attempt
-fails with a connection error, a timeout, a 429 or a 5xx. The gateway has
+Fallbacks: the upstreams of a route are tried in order (or weighted:
+``retry.py``) while the attempt fails with a connection error, a timeout, a
+429 or a 5xx, each retried first as its ``retries`` say. The gateway has
 sent nothing to the client by then (the response starts only with the first
 upstream body bytes), so the client sees one answer either way.
 """
@@ -21,8 +22,10 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from . import otel
 from .config import Upstream
 from .errors import GatewayError, upstream_message
+from .retry import Tries, balance
 
 __all__ = [
     "Clients",
@@ -191,13 +194,13 @@ async def open_first(
     never followed) is returned as it is, with its body as ``first``, for the
     caller to translate.
 
-    A connection the upstream closed before answering (the race between
-    reusing a kept-alive connection and the server closing it as idle) is
-    retried once on the same upstream before the next one is tried.
+    The order, the retries on one upstream and their waits are
+    ``retry.py``'s (weights, cool-down, ``retries``, ``backoff``,
+    ``Retry-After``).
     """
     failure = GatewayError(502, "no upstream configured")
     attempts: list[str] = []
-    for upstream in upstreams:
+    for upstream in balance(upstreams):
         attempts.append(upstream.name)
         if upstream.missing_key:
             failure = GatewayError(
@@ -205,13 +208,19 @@ async def open_first(
             )
             continue
         request = build(upstream)
-        for _ in range(2):
-            result = await _attempt(client, upstream, request)
+        tries = Tries(upstream)
+        while True:
+            with otel.attempt(upstream) as span:
+                result = await _attempt(client, upstream, span.outgoing(request))
+                span.status(
+                    result.response.status_code if isinstance(result, Opened) else result[0].status
+                )
             if isinstance(result, Opened):
+                tries.succeeded()
                 result.attempts = attempts
                 return result
             failure, stale = result
-            if not stale:
+            if not await tries.again(failure, stale):
                 break
     raise failure
 
@@ -234,7 +243,9 @@ async def _attempt(
             if not _retryable(response.status_code):
                 return Opened(upstream, response, body, _empty())
             return GatewayError(
-                response.status_code, upstream_message(body, response.status_code)
+                response.status_code,
+                upstream_message(body, response.status_code),
+                headers={k: v for k, v in response.headers.items() if k == "retry-after"},
             ), False
         first, rest = await _first_bytes(response)
         return Opened(upstream, response, first, rest)

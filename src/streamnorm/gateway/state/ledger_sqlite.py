@@ -1,0 +1,60 @@
+"""The ledger and client keys in the gateway's SQLite file (see ``sqlite.py``).
+
+The same file as the stored Responses, in tables of their own; WAL lets the
+workers of one host read while one writes, and every write transaction is
+``BEGIN IMMEDIATE``, which serializes admissions across the processes.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .ledger import SCHEMA, Ledger
+
+__all__ = ["SQLiteLedger"]
+
+
+class SQLiteLedger(Ledger):
+    """Keys and the ledger in the SQLite file at ``path``."""
+
+    def __init__(self, path: str | Path, *, busy_timeout: float = 30.0) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self._busy_timeout = busy_timeout
+        self._conn: sqlite3.Connection | None = None
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(
+                self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False
+            )
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            for statement in SCHEMA:
+                conn.execute(statement)
+            self._conn = conn
+        return self._conn
+
+    @contextmanager
+    def _transaction(
+        self, lock: str | None = None, *, write: bool = True
+    ) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            conn = self._connect()
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
