@@ -70,6 +70,7 @@ class Proxy:
             stored=prefetched,
             foreign_thinking=route.foreign_thinking,
             server_tools=self._config.server_tools,
+            anthropic_betas=self._config.anthropic_betas,
         )
         opened = await open_first(self._client(), route.upstreams, request.for_upstream)
         up = opened.upstream
@@ -81,7 +82,7 @@ class Proxy:
         if 300 <= status < 400:
             raise GatewayError(502, f"upstream {up.name} answered with a redirect (not followed)")
         if status >= 400:
-            raise GatewayError(status, upstream_message(opened.first, status))
+            raise _upstream_error(up.name, status, opened.first)
         answer = _Answer(call, up.api != call.api, int(time.time()))
         keep = responses and self._stored.keeps(call.body)
         finish = self._finisher(call, request, answer) if keep else None
@@ -115,6 +116,17 @@ class Proxy:
         if route is None:
             raise GatewayError(404, f"model: {call.model!r} is not served here", param="model")
         return route
+
+
+def _upstream_error(name: str, status: int, body: bytes) -> GatewayError:
+    """An upstream's error status, for the client. A 401 or 403 says the
+    operator's upstream key was refused, not the client's: a 502 saying so,
+    never the client's own 401."""
+    if status in (401, 403):
+        return GatewayError(
+            502, f"upstream {name} refused the gateway's credentials (HTTP {status})"
+        )
+    return GatewayError(status, upstream_message(body, status))
 
 
 class _Answer:
