@@ -409,6 +409,42 @@ def test_bodies_beyond_the_workers_bytes_in_flight_are_503(servers: Servers) -> 
     assert r.status_code == 200, r.text
 
 
+def _flood(chunks: int) -> list[bytes]:
+    """A Chat stream of ``chunks`` 64 KiB text deltas, with no end."""
+    delta = {"choices": [{"index": 0, "delta": {"content": "a" * 65536}}]}
+    event = b"data: " + json.dumps({"id": "c", "object": "chat.completion.chunk", **delta}).encode()
+    return [event + b"\n\n"] * chunks
+
+
+def test_an_upstream_flood_past_the_bytes_in_flight_ends_the_stream_with_an_error(
+    servers: Servers,
+) -> None:
+    """6 MB of stream against a 4 MB budget: the client's stream ends with
+    its API's error event, not cut silently, and the bytes are given back."""
+    servers.fake.script("openai-completions.flood", Reply(200, _flood(96), hang=5.0))
+    body = chat_body("openai-completions.flood", stream=True)
+    with (
+        httpx.Client(timeout=WAIT) as client,
+        client.stream("POST", servers.url + CHAT, headers=CHAT_HEADERS, json=body) as r,
+    ):
+        data = r.read()
+    assert r.status_code == 200
+    assert b"bytes in flight" in data.rsplit(b"data: ", 1)[-1]
+    line = log_line(CHAT, model="openai-completions.flood")
+    assert "bytes in flight" in line["error"]
+    assert servers.app.budget.held == 0
+
+
+def test_a_whole_answer_past_the_bytes_in_flight_is_503(servers: Servers) -> None:
+    big = {"id": "c", "object": "chat.completion", "pad": "a" * (6 * 1024 * 1024)}
+    reply = Reply(200, [json.dumps(big).encode()], "application/json")
+    servers.fake.script("openai-completions.big", reply)
+    body = chat_body("openai-completions.big")
+    r = httpx.post(servers.url + CHAT, headers=CHAT_HEADERS, json=body, timeout=WAIT)
+    assert r.status_code == 503 and "bytes in flight" in r.json()["error"]["message"]
+    assert servers.app.budget.held == 0
+
+
 def _half_body_of(port: int, body: dict[str, Any]) -> socket.socket:
     """A connection that sent all its body but its last byte."""
     raw = json.dumps(body).encode()

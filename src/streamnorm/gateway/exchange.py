@@ -10,7 +10,7 @@ whole of its server interface.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Coroutine, MutableMapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, MutableMapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
@@ -125,6 +125,14 @@ class Exchange:
         """Count ``n`` more buffered bytes against the worker's budget (503 beyond it)."""
         self._budget.take(n)
         self._held += n
+
+    async def metered(self, chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+        """``chunks``, each counted against the worker's budget as it comes
+        (an answer's bytes are held until the exchange ends: a relay's
+        message holds what it has read)."""
+        async for chunk in chunks:
+            self.hold(len(chunk))
+            yield chunk
 
     def release(self) -> None:
         """Give back everything this exchange held, and stop watching the client."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import httpx
 
@@ -166,8 +166,9 @@ async def _whole(
     """A non-streaming answer: forwarded as it is, or decoded and encoded again.
     The upstream's host is its issuer, as for a stream, so the next turn
     returns its reasoning state to it."""
+    ex.hold(len(opened.first))
     body = bytearray(opened.first)
-    body += await _read_rest(opened, MAX_RESPONSE_BYTES - len(body))
+    body += await _read_rest(ex.metered(opened.rest), MAX_RESPONSE_BYTES - len(body))
     await opened.response.aclose()
     up = opened.upstream
     try:
@@ -193,10 +194,10 @@ async def _whole(
     await ex.respond(200, "application/json", dumps_compact(out).encode())
 
 
-async def _read_rest(opened: Opened, limit: int) -> bytes:
+async def _read_rest(rest: AsyncIterator[bytes], limit: int) -> bytes:
     buf = bytearray()
     try:
-        async for chunk in opened.rest:
+        async for chunk in rest:
             buf += chunk
             if len(buf) > limit:
                 raise GatewayError(502, "the upstream answer exceeds the gateway's response limit")
@@ -229,12 +230,13 @@ async def _stream(
 async def _pump(
     ex: Exchange, opened: Opened, relay: Relay, content_type: str, finish: Finish | None
 ) -> None:
+    ex.hold(len(opened.first))
     out = relay.feed(opened.first)
     finish = await _finish_once(relay, finish)
     await ex.start(200, content_type, {"cache-control": "no-cache"})
     await ex.write(out)
     try:
-        async for chunk in opened.rest:
+        async for chunk in ex.metered(opened.rest):
             data = relay.feed(chunk)
             finish = await _finish_once(relay, finish)
             if data:
@@ -247,6 +249,9 @@ async def _pump(
     except httpx.TransportError:
         tail = relay.fail("the upstream connection broke before the stream ended")
         ex.record.error = "upstream_broke"
+    except GatewayError as exc:  # the worker's bytes in flight are spent
+        tail = relay.fail(exc.message)
+        ex.record.error = exc.message
     await ex.write(tail, more=False)
 
 
