@@ -67,7 +67,8 @@ class Call:
 
 class Stalling:
     """An upstream that answers only after ``STALL`` seconds (a 503 for the
-    model ``stall-503``), noting when the gateway closed the connection."""
+    model ``stall-503``), noting when the gateway closed the connection; the
+    model ``stall.limited`` is a 429 at once, with a Retry-After."""
 
     def __init__(self) -> None:
         self.calls: list[Call] = []
@@ -86,6 +87,11 @@ class Stalling:
                 break
         call = Call(json.loads(body).get("model", ""))
         self.calls.append(call)
+        if call.model == "stall.limited":  # a rate limit, at once
+            headers = [(b"retry-after", b"7"), (b"content-type", b"application/json")]
+            await send({"type": "http.response.start", "status": 429, "headers": headers})
+            await send({"type": "http.response.body", "body": b'{"error":{"message":"slow"}}'})
+            return
         try:
             await asyncio.wait_for(_disconnect(receive), STALL)
         except asyncio.TimeoutError:
@@ -496,3 +502,10 @@ def test_an_upstream_that_refuses_the_gateways_key_is_a_502(servers: Servers) ->
         )
         assert r.status_code == 502, r.text
         assert "refused the gateway's credentials" in r.json()["error"]["message"]
+
+
+def test_an_upstreams_retry_after_reaches_the_client(servers: Servers) -> None:
+    body = chat_body("stall.limited")
+    r = httpx.post(servers.url + CHAT, headers=CHAT_HEADERS, json=body, timeout=WAIT)
+    assert r.status_code == 429
+    assert r.headers["retry-after"] == "7"

@@ -21,6 +21,7 @@ serve the same conversations.
 from __future__ import annotations
 
 import hmac
+import re
 import uuid
 from typing import Any
 
@@ -41,6 +42,8 @@ __all__ = ["Gateway", "create_app"]
 _JSON = "application/json"
 #: Where the model lists are (a model's name may follow).
 _LIST_PATHS = ("/v1/models", "/v1beta/models")
+#: A Retry-After value passed on: seconds, or an HTTP date.
+_RETRY_AFTER = re.compile(r"[0-9A-Za-z ,:]{1,64}")
 
 
 def create_app(config: GatewayConfig) -> Gateway:
@@ -111,8 +114,10 @@ class Gateway:
             code=exc.code,
             request_id=ex.record.request_id,
         )
+        retry = exc.retry_after or ""
+        extra = {"retry-after": retry} if _RETRY_AFTER.fullmatch(retry) else {}
         try:
-            await ex.respond(exc.status, _JSON, body)
+            await ex.respond(exc.status, _JSON, body, extra)
         except ClientGone:
             ex.record.disconnected = True
 

@@ -35,16 +35,24 @@ UNKNOWN_URL = "unknown_url"
 
 class GatewayError(Exception):
     """A request that ends in an HTTP error; ``param`` names the field at fault,
-    ``code`` replaces the OpenAI error code the status implies."""
+    ``code`` replaces the OpenAI error code the status implies, ``retry_after``
+    is an upstream's ``Retry-After`` to pass on to the client."""
 
     def __init__(
-        self, status: int, message: str, *, param: str | None = None, code: str | None = None
+        self,
+        status: int,
+        message: str,
+        *,
+        param: str | None = None,
+        code: str | None = None,
+        retry_after: str | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.param = param
         self.code = code
+        self.retry_after = retry_after
 
 
 #: status → Anthropic error type (anthropic/types/*_error_object.py).

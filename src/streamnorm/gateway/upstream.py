@@ -196,7 +196,9 @@ async def _attempt(
             if not _retryable(response.status_code):
                 return Opened(upstream, response, body, _empty())
             return GatewayError(
-                response.status_code, upstream_message(body, response.status_code)
+                response.status_code,
+                upstream_message(body, response.status_code),
+                retry_after=response.headers.get("retry-after"),
             ), False
         first, rest = await _first_bytes(response)
         return Opened(upstream, response, first, rest)
