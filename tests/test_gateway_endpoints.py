@@ -278,7 +278,10 @@ def test_claude_code_count_tokens_is_answered_by_the_anthropic_upstream(
     assert r.headers["x-streamnorm-token-count"] == "exact"
     sent = fake.of("POST", "/v1/messages/count_tokens")[-1]
     assert sent.body == CLAUDE_CODE_COUNT
-    assert sent.headers["x-api-key"] == UP_KEY and sent.headers["anthropic-beta"] == "claude-code-20250219"
+    assert (
+        sent.headers["x-api-key"] == UP_KEY
+        and sent.headers["anthropic-beta"] == "claude-code-20250219"
+    )
 
 
 def test_anthropic_sdk_counts_a_gemini_model_through_gemini_count_tokens(

@@ -118,6 +118,7 @@ class Exchange:
         self._budget = budget or Budget(1 << 62)
         self._held = 0
         self._unread = False
+        self._complete = False
         self._gone = asyncio.Event()
         self._watch: asyncio.Task[None] | None = None
 
@@ -187,8 +188,9 @@ class Exchange:
     async def _watch_client(self) -> None:
         while (await self._receive())["type"] != "http.disconnect":
             pass
-        self.disconnected = True
-        self._gone.set()
+        if not self._complete:  # servers say "disconnect" once the response is sent too
+            self.disconnected = True
+            self._gone.set()
 
     async def unless_gone(self, work: Coroutine[Any, Any, _T]) -> _T:
         """``work``'s result, or ``ClientGone`` as soon as the client leaves:
@@ -231,6 +233,7 @@ class Exchange:
             self.record.first_byte()
         try:
             await self._send({"type": "http.response.body", "body": chunk, "more_body": more})
+            self._complete = not more
         except OSError:  # the server's way of saying the client is gone
             self.disconnected = True
             raise ClientGone from None

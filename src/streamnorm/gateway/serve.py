@@ -83,6 +83,7 @@ def server_options(config: GatewayConfig) -> dict[str, Any]:
     return {
         "http": protocol_class(),
         "h11_max_incomplete_event_size": config.max_head_bytes,
+        "ws": "none",
         "access_log": False,
         "timeout_graceful_shutdown": 5,
     }
