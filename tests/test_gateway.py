@@ -280,16 +280,16 @@ def test_upstream_error_keeps_status_and_message_and_hides_the_key(
     url: str, fake: FakeUpstream
 ) -> None:
     key = UPSTREAM_KEYS["anthropic-messages"]
-    err = {"type": "error", "error": {"type": "authentication_error", "message": f"bad key {key}"}}
+    err = {"type": "error", "error": {"type": "invalid_request_error", "message": f"bad key {key}"}}
     fake.script(
-        "anthropic-messages.echo-key", Reply(401, [json.dumps(err).encode()], "application/json")
+        "anthropic-messages.echo-key", Reply(400, [json.dumps(err).encode()], "application/json")
     )
     limited = {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}
     fake.script(
         "anthropic-messages.limited", Reply(429, [json.dumps(limited).encode()], "application/json")
     )
     client = anthropic.Anthropic(api_key=GATEWAY_KEY, base_url=url, max_retries=0)
-    with pytest.raises(anthropic.AuthenticationError) as exc:
+    with pytest.raises(anthropic.BadRequestError) as exc:
         client.messages.create(
             model="anthropic-messages.echo-key",
             max_tokens=8,

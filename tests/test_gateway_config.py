@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from streamnorm import Usage, model_info
-from streamnorm.gateway import create_app, load_config, parse_config
+from streamnorm.gateway import GatewayConfig, create_app, load_config, parse_config
 from streamnorm.gateway.telemetry import LOGGER
 from streamnorm.models import clear_overrides
 
@@ -94,6 +94,12 @@ def test_no_route_is_an_unknown_model() -> None:
         ({"gateway": {"max_body_bytes": -1}}, "gateway.max_body_bytes"),
         ({"gateway": {"max_concurrency": True}}, "gateway.max_concurrency"),
         ({"gateway": {"log_content": "yes"}}, "gateway.log_content"),
+        ({"gateway": {"max_head_bytes": 0}}, "gateway.max_head_bytes"),
+        ({"gateway": {"head_timeout": -1}}, "gateway.head_timeout"),
+        ({"gateway": {"body_timeout": "1"}}, "gateway.body_timeout"),
+        ({"gateway": {"max_bytes_in_flight": 1.5}}, "gateway.max_bytes_in_flight"),
+        ({"gateway": {"anthropic_betas": "all"}}, "gateway.anthropic_betas"),
+        ({"gateway": {"anthropic_betas": [""]}}, "gateway.anthropic_betas"),
         ({"extra": {}}, "extra"),
     ],
 )
@@ -138,6 +144,9 @@ def test_the_sample_file_loads(tmp_path: Path) -> None:
     }
     c = load_config(REPO / "gateway.toml", env)
     assert c.server_tools == "warn"
+    defaults = GatewayConfig(routes=())
+    for limit in ("max_head_bytes", "head_timeout", "body_timeout", "max_bytes_in_flight"):
+        assert getattr(c, limit) == getattr(defaults, limit)
     route = c.route("claude-sonnet-4-5")
     assert route is not None and route.upstreams[0].api == "anthropic-messages"
     bad = tmp_path / "bad.toml"

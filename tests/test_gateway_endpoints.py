@@ -268,14 +268,21 @@ def test_claude_code_count_tokens_is_answered_by_the_anthropic_upstream(
         "POST",
         "/v1/messages/count_tokens",
         json=CLAUDE_CODE_COUNT,
-        headers={"x-api-key": KEY, "anthropic-version": "2023-06-01", "anthropic-beta": "b-1"},
+        headers={
+            "x-api-key": KEY,
+            "anthropic-version": "2023-06-01",
+            "anthropic-beta": "claude-code-20250219",
+        },
     )
     assert r.status_code == 200, r.text
     assert r.json() == {"input_tokens": COUNTS["anthropic"]}
     assert r.headers["x-streamnorm-token-count"] == "exact"
     sent = fake.of("POST", "/v1/messages/count_tokens")[-1]
     assert sent.body == CLAUDE_CODE_COUNT
-    assert sent.headers["x-api-key"] == UP_KEY and sent.headers["anthropic-beta"] == "b-1"
+    assert (
+        sent.headers["x-api-key"] == UP_KEY
+        and sent.headers["anthropic-beta"] == "claude-code-20250219"
+    )
 
 
 def test_anthropic_sdk_counts_a_gemini_model_through_gemini_count_tokens(

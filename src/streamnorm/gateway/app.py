@@ -8,15 +8,20 @@ Endpoints: the four front doors and their token count doors (``doors.py``,
 whose OpenAI code is ``unknown_url``.
 
 Checks, in order, each answered in the client's API: the client key (401),
-the concurrency limit (429), the body size (413), the body itself (400),
-the key's scope and limits (403, 429, the quota error: ``keys.py``), the
-model (404). The app holds no state between requests beyond counters;
-stored Responses live in the configured store, shared by every worker, so
-any number of workers can serve the same conversations.
+the body size (413) and the time taken to send it (408), the bytes the
+worker holds (503), the concurrency limit (429), the body itself (400), the
+key's scope and limits (403, 429, the quota error: ``keys.py``), the model
+(404). A concurrency slot is taken only once the whole body is in, so
+clients that send slowly hold no slot; from then on a client that leaves
+cancels its request at once, upstream call and fallbacks included. The app
+holds no state between requests beyond counters; stored Responses live in
+the configured store, shared by every worker, so any number of workers can
+serve the same conversations.
 """
 
 from __future__ import annotations
 
+import re
 import uuid
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
@@ -26,13 +31,13 @@ from .config import GatewayConfig
 from .counting import Counter
 from .doors import Door, client_api, find_door, parse_call, presented_keys
 from .errors import UNKNOWN_URL, GatewayError, error_body, redact
-from .exchange import ClientGone, Exchange, Receive, Scope, Send
+from .exchange import Budget, ClientGone, Exchange, Receive, Scope, Send
 from .keys import Accounts
 from .listing import Listing, list_body, model_body
 from .otel import Tracing
 from .proxy import Proxy
 from .stored import StoredResponses, stored_path
-from .telemetry import LOGGER, Metrics, RequestRecord
+from .telemetry import LOGGER, Metrics, RequestRecord, bounded
 from .upstream import Clients
 
 __all__ = ["Gateway", "create_app"]
@@ -40,6 +45,8 @@ __all__ = ["Gateway", "create_app"]
 _JSON = "application/json"
 #: Where the model lists are (a model's name may follow).
 _LIST_PATHS = ("/v1/models", "/v1beta/models")
+#: A Retry-After value passed on: seconds, or an HTTP date.
+_RETRY_AFTER = re.compile(r"[0-9A-Za-z ,:]{1,64}")
 
 
 def create_app(config: GatewayConfig) -> Gateway:
@@ -63,6 +70,7 @@ class Gateway:
         self.accounts = Accounts(config, self._secrets)
         self.tracing = Tracing() if config.otel else None
         self._in_flight = 0
+        self.budget = Budget(config.max_bytes_in_flight)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -85,7 +93,7 @@ class Gateway:
 
     async def _http_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         record = RequestRecord(f"req_{uuid.uuid4().hex}", scope["method"], scope["path"])
-        ex = Exchange(scope, receive, send, record)
+        ex = Exchange(scope, receive, send, record, self.budget)
         door = find_door(ex.method, ex.path)
         with self._traced(ex, door):
             try:
@@ -95,6 +103,7 @@ class Gateway:
             except ClientGone:
                 record.disconnected = True
             finally:
+                ex.release()
                 record.finish()
                 LOGGER.info(record.line())
                 self.metrics.observe(record)
@@ -108,7 +117,7 @@ class Gateway:
         return self.tracing.request(ex.headers, ex.record)
 
     async def _fail(self, ex: Exchange, exc: GatewayError) -> None:
-        message = redact(exc.message, self._secrets)
+        message = bounded(redact(exc.message, self._secrets))
         ex.record.status, ex.record.error = exc.status, message
         if ex.started:  # pragma: no cover - relays end their own streams
             return
@@ -121,8 +130,12 @@ class Gateway:
             code=exc.code,
             request_id=ex.record.request_id,
         )
+        # An upstream's Retry-After goes on only when it reads like one.
+        headers = {
+            k: v for k, v in exc.headers.items() if k != "retry-after" or _RETRY_AFTER.fullmatch(v)
+        }
         try:
-            await ex.respond(exc.status, _JSON, body, exc.headers)
+            await ex.respond(exc.status, _JSON, body, headers)
         except ClientGone:
             ex.record.disconnected = True
 
@@ -145,27 +158,27 @@ class Gateway:
             await self.stored.serve(ex, stored)
         else:
             ex.record.client_api = client_api(ex.path, ex.headers, ex.query)
-            raise GatewayError(404, f"no such endpoint: {ex.method} {ex.path}", code=UNKNOWN_URL)
+            raise GatewayError(
+                404, f"no such endpoint: {bounded(ex.method)} {bounded(ex.path)}", code=UNKNOWN_URL
+            )
 
     async def _front_door(self, ex: Exchange, door: Door) -> None:
         ex.record.client_api = door.api
         key = await self.accounts.authorize(presented_keys(door.api, ex.headers, ex.query))
         ex.record.client_key = key.label if key is not None else None
+        raw = await ex.read_body(self.config.max_body_bytes, self.config.body_timeout)
         if self._in_flight >= self.config.max_concurrency:
             raise GatewayError(429, "the gateway is serving its maximum of concurrent requests")
         self._in_flight += 1
         try:
-            raw = await ex.read_body(self.config.max_body_bytes)
             call = parse_call(door, raw, ex.query)
-            ex.record.model, ex.record.stream = call.model, call.stream
+            ex.record.model, ex.record.stream = bounded(call.model), call.stream
             if not door.count:
                 await self.accounts.admit(ex.record, key, call.model)
             if self.config.log_content:
                 ex.record.content = {"request": raw.decode("utf-8", "replace")}
-            if door.count:
-                await self._counter.handle(ex, call)
-            else:
-                await self._proxy.handle(ex, call)
+            handler = self._counter if door.count else self._proxy
+            await ex.unless_gone(handler.handle(ex, call))
         finally:
             self._in_flight -= 1
 

@@ -13,6 +13,11 @@ A TOML file (``gateway.toml``) holds three parts::
     store_max_bytes = 1073741824           # 1 GiB
     ledger = false                         # true: the usage ledger and the store's client keys
     otel = false                           # true: OpenTelemetry spans and GenAI metrics
+    max_head_bytes = 65536                 # request line and headers (431 beyond)
+    head_timeout = 10                      # seconds to send them (408 beyond)
+    body_timeout = 60                      # seconds to send the body (408 beyond)
+    max_bytes_in_flight = 1073741824       # per worker: bodies held at once (503 beyond)
+    anthropic_betas = ["…"]                # anthropic-beta values passed to the upstream
 
     [upstreams.claude]
     api = "anthropic-messages"
@@ -91,7 +96,26 @@ _GATEWAY_KEYS = {
     "foreign_thinking",
     "server_tools",
     "otel",
+    "max_head_bytes",
+    "head_timeout",
+    "body_timeout",
+    "max_bytes_in_flight",
+    "anthropic_betas",
 }
+#: The ``anthropic-beta`` features a client may turn on through a same-API
+#: route unless ``anthropic_betas`` says otherwise: those Claude Code and the
+#: Anthropic SDKs send that change how an answer is streamed or how long it
+#: may be, not what the operator's account may do.
+DEFAULT_ANTHROPIC_BETAS = (
+    "claude-code-20250219",
+    "interleaved-thinking-2025-05-14",
+    "fine-grained-tool-streaming-2025-05-14",
+    "token-efficient-tools-2025-02-19",
+    "output-128k-2025-02-19",
+    "prompt-caching-2024-07-31",
+    "context-management-2025-06-27",
+    "effort-2025-11-24",
+)
 _STORE_KEYS = {"store", "store_ttl_seconds", "store_max_bytes", "ledger"}
 
 
@@ -163,6 +187,15 @@ class GatewayConfig:
     the usage ledger in the store and accept its client keys (``keys.py``).
     ``otel``: OpenTelemetry spans and metrics (``otel.py``).
     ``models`` holds the catalog overrides, by model name.
+
+    The connection limits (docs/gateway.md, Reliability): ``max_head_bytes``
+    bounds a request's line and headers, ``head_timeout`` the seconds a
+    client may take to send them and ``body_timeout`` its body (a
+    concurrency slot is taken only once the body is in);
+    ``max_bytes_in_flight`` bounds the request and answer bodies one worker
+    holds at once (503 to a request that would pass it).
+    ``anthropic_betas`` are the ``anthropic-beta`` values passed on to a
+    same-API upstream; others are dropped with a warning.
     """
 
     routes: tuple[Route, ...]
@@ -177,6 +210,11 @@ class GatewayConfig:
     ledger: bool = False
     otel: bool = False
     models: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+    max_head_bytes: int = 64 * 1024
+    head_timeout: float = 10.0
+    body_timeout: float = 60.0
+    max_bytes_in_flight: int = 1024 * 1024 * 1024
+    anthropic_betas: frozenset[str] = frozenset(DEFAULT_ANTHROPIC_BETAS)
 
     def register_models(self) -> None:
         """Put the ``[models]`` overrides into the model catalog."""
@@ -263,6 +301,15 @@ def parse_config(
         models=tuple(
             (name, _model(table, f"models.{name}."))
             for name, table in _table(data, "models", "models").items()
+        ),
+        max_head_bytes=_positive_int(gateway, "max_head_bytes", "gateway.", 64 * 1024),
+        head_timeout=_positive_float(gateway, "head_timeout", "gateway.", 10.0),
+        body_timeout=_positive_float(gateway, "body_timeout", "gateway.", 60.0),
+        max_bytes_in_flight=_positive_int(
+            gateway, "max_bytes_in_flight", "gateway.", 1024 * 1024 * 1024
+        ),
+        anthropic_betas=frozenset(
+            _names(gateway, "anthropic_betas", "gateway.", DEFAULT_ANTHROPIC_BETAS)
         ),
     )
 
@@ -455,6 +502,14 @@ def _str_list(table: Mapping[str, Any], key: str, where: str) -> list[str]:
         value = [value]
     if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
         raise ValueError(f"{where}{key}: a non-empty string or array of strings is required")
+    return value
+
+
+def _names(table: Mapping[str, Any], key: str, where: str, default: tuple[str, ...]) -> list[str]:
+    """An array of non-empty strings (may be empty); ``default`` when absent."""
+    value = table.get(key, list(default))
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ValueError(f"{where}{key}: an array of non-empty strings is required")
     return value
 
 

@@ -5,7 +5,8 @@ Responses API has ``POST /v1/responses/input_tokens`` and Gemini
 ``:countTokens``. The gateway routes such a request by its model like any
 other and asks the route's upstream to count it, in the upstream's own API
 (the client's body as it came for the same API, with the headers that
-change its meaning, else translated by ``tokens.count_request``). Where the
+change its meaning — ``anthropic-beta`` only as far as the configuration
+allows, as for a message — else translated by ``tokens.count_request``). Where the
 upstream's API has no count endpoint (Chat Completions), or the upstream
 does not answer one, the count is the local estimate
 (``tokens.estimate_tokens``). The answer is in the client's shape either
@@ -29,6 +30,7 @@ from .config import GatewayConfig, Upstream
 from .doors import PATH_MODEL, ClientCall
 from .errors import GatewayError, redact
 from .exchange import Exchange
+from .outgoing import allowed_betas
 from .upstream import Outgoing, fetch
 
 __all__ = ["COUNT_HEADER", "Counter"]
@@ -72,6 +74,8 @@ class Counter:
             if up.api == call.api and call.api != "google-generative-ai":
                 body = {**call.body, "model": up.model or call.model}
                 kept = {h: ex.headers[h] for h in KEPT_HEADERS.get(call.api, ()) if h in ex.headers}
+                kept, dropped = allowed_betas(kept, self._config.anthropic_betas)
+                ex.record.warnings += [str(w) for w in dropped]
                 return Outgoing(ex.path, kept, dumps_compact(body).encode())
             wire = count_request(_for(request, call, up), up.api, provider=up.provider)
             return Outgoing(wire.path, dict(wire.headers), dumps_compact(wire.body).encode())

@@ -9,8 +9,9 @@ whole of its server interface.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
-from typing import Any
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, MutableMapping, Sequence
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
 from .errors import GatewayError
@@ -19,6 +20,7 @@ from .telemetry import RequestRecord
 __all__ = [
     "MAX_WARNINGS",
     "WARNINGS_HEADER",
+    "Budget",
     "ClientGone",
     "Exchange",
     "Receive",
@@ -61,10 +63,43 @@ class ClientGone(Exception):
     """The client closed its connection; nothing more can be sent to it."""
 
 
+_T = TypeVar("_T")
+
+
+class Budget:
+    """The bytes of request and answer bodies one worker holds at once.
+
+    Each exchange takes what it buffers and gives it all back when it ends;
+    a take that would pass ``limit`` is refused with a 503, so that many
+    large bodies at once cannot grow a worker without bound.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held = 0
+
+    def take(self, n: int) -> None:
+        if self.held + n > self.limit:
+            raise GatewayError(
+                503, "the gateway holds its maximum of bytes in flight; try again shortly"
+            )
+        self.held += n
+
+    def give(self, n: int) -> None:
+        self.held -= n
+
+
 class Exchange:
     """The request as the gateway reads it, and the one response it sends."""
 
-    def __init__(self, scope: Scope, receive: Receive, send: Send, record: RequestRecord) -> None:
+    def __init__(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        record: RequestRecord,
+        budget: Budget | None = None,
+    ) -> None:
         self.method: str = scope["method"]
         self.path: str = scope["path"]
         self.query: dict[str, str] = dict(
@@ -80,19 +115,60 @@ class Exchange:
         self._send = send
         self.started = False
         self.disconnected = False
+        self._budget = budget or Budget(1 << 62)
+        self._held = 0
+        self._unread = False
+        self._complete = False
+        self._gone = asyncio.Event()
+        self._watch: asyncio.Task[None] | None = None
 
-    async def read_body(self, limit: int) -> bytes:
-        """The whole body; ``GatewayError(413)`` as soon as it exceeds ``limit``."""
+    def hold(self, n: int) -> None:
+        """Count ``n`` more buffered bytes against the worker's budget (503 beyond it)."""
+        self._budget.take(n)
+        self._held += n
+
+    async def metered(self, chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+        """``chunks``, each counted against the worker's budget as it comes
+        (an answer's bytes are held until the exchange ends: a relay's
+        message holds what it has read)."""
+        async for chunk in chunks:
+            self.hold(len(chunk))
+            yield chunk
+
+    def release(self) -> None:
+        """Give back everything this exchange held, and stop watching the client."""
+        self._budget.give(self._held)
+        self._held = 0
+        if self._watch is not None:
+            self._watch.cancel()
+
+    async def read_body(self, limit: int, timeout: float | None = None) -> bytes:
+        """The whole body; ``GatewayError(413)`` as soon as it exceeds ``limit``,
+        ``GatewayError(408)`` when it has not all come within ``timeout`` seconds.
+        An answer to a body not read to its end closes the connection."""
         declared = self.headers.get("content-length", "")
+        self._unread = True
         if declared.isdigit() and int(declared) > limit:
             raise GatewayError(413, f"body: larger than the limit of {limit} bytes", param="body")
+        try:
+            body = await asyncio.wait_for(self._read_body(limit), timeout)
+        except asyncio.TimeoutError:
+            raise GatewayError(
+                408, f"body: not received within {timeout:g} seconds", param="body"
+            ) from None
+        self._unread = False
+        return body
+
+    async def _read_body(self, limit: int) -> bytes:
         buf = bytearray()
         while True:
             message = await self._receive()
             if message["type"] == "http.disconnect":
                 self.disconnected = True
                 raise ClientGone
-            buf += message.get("body", b"")
+            chunk = message.get("body", b"")
+            self.hold(len(chunk))
+            buf += chunk
             if len(buf) > limit:
                 raise GatewayError(
                     413, f"body: larger than the limit of {limit} bytes", param="body"
@@ -101,12 +177,37 @@ class Exchange:
                 return bytes(buf)
 
     async def wait_disconnect(self) -> None:
-        """Return when the client has gone away (call after the body is read)."""
-        while True:
-            message = await self._receive()
-            if message["type"] == "http.disconnect":
-                self.disconnected = True
-                return
+        """Return when the client has gone away (call after the body is read).
+
+        One task reads the server's messages for the whole exchange, so any
+        number of waiters can ask."""
+        if self._watch is None:
+            self._watch = asyncio.create_task(self._watch_client())
+        await self._gone.wait()
+
+    async def _watch_client(self) -> None:
+        while (await self._receive())["type"] != "http.disconnect":
+            pass
+        if not self._complete:  # servers say "disconnect" once the response is sent too
+            self.disconnected = True
+            self._gone.set()
+
+    async def unless_gone(self, work: Coroutine[Any, Any, _T]) -> _T:
+        """``work``'s result, or ``ClientGone`` as soon as the client leaves:
+        ``work`` is then cancelled, which closes whatever upstream it has open
+        and stops it before any fallback."""
+        task = asyncio.ensure_future(work)
+        gone = asyncio.ensure_future(self.wait_disconnect())
+        try:
+            await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            gone.cancel()
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        if task.cancelled():
+            raise ClientGone
+        return task.result()
 
     async def start(
         self, status: int, content_type: str, extra: dict[str, str] | None = None
@@ -115,6 +216,8 @@ class Exchange:
         if self.record.warnings:
             headers[WARNINGS_HEADER] = warnings_header(self.record.warnings)
         headers.update(extra or {})
+        if self._unread:  # the rest of the body would be taken for the next request
+            headers["connection"] = "close"
         self.record.status = status
         self.started = True
         await self._send(
@@ -130,6 +233,7 @@ class Exchange:
             self.record.first_byte()
         try:
             await self._send({"type": "http.response.body", "body": chunk, "more_body": more})
+            self._complete = not more
         except OSError:  # the server's way of saying the client is gone
             self.disconnected = True
             raise ClientGone from None

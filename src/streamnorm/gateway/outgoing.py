@@ -3,6 +3,9 @@
 Same API: the client's body as it came (only ``model`` replaced when the
 upstream names another), the few client headers that API still needs
 (``anthropic-version``, ``anthropic-beta``), never the client's credentials.
+An ``anthropic-beta`` feature turns something on with the operator's key,
+so only those of the configuration's ``anthropic_betas`` pass; the others
+are dropped with a warning (:func:`allowed_betas`).
 
 Cross API: the client's request decoded once to a canonical ``Request``
 (``decode_request``; a bad body is a 400 naming the field), then per upstream
@@ -28,13 +31,14 @@ from ..codec import (
 from ..providers.openai_responses.request import with_reasoning_continuity
 from ..request import Request
 from ..sanitize import DEFAULT_FOREIGN_THINKING, ForeignThinking, SanitizeWarning
-from .config import Upstream
+from .config import DEFAULT_ANTHROPIC_BETAS, Upstream
 from .doors import PATH_MODEL, ClientCall
 from .errors import GatewayError
 from .stored import Prefetched
+from .telemetry import bounded
 from .upstream import Outgoing
 
-__all__ = ["ClientRequest", "same_api_request"]
+__all__ = ["ClientRequest", "allowed_betas", "same_api_request"]
 
 _FORWARDED = {"anthropic-messages": ("anthropic-version", "anthropic-beta")}
 _PATHS = {
@@ -51,17 +55,47 @@ def _path_model(model: str) -> str:
     return model
 
 
-def same_api_request(call: ClientCall, up: Upstream, headers: dict[str, str]) -> Outgoing:
-    """The client's own request, for an upstream of the same API."""
+def allowed_betas(
+    headers: dict[str, str], allowed: frozenset[str]
+) -> tuple[dict[str, str], tuple[SanitizeWarning, ...]]:
+    """``headers`` with only the ``allowed`` features left in ``anthropic-beta``
+    (the header goes when none is), and a warning for each one dropped."""
+    if "anthropic-beta" not in headers:
+        return headers, ()
+    asked = [b.strip() for b in headers["anthropic-beta"].split(",") if b.strip()]
+    kept = [b for b in asked if b in allowed]
+    warnings = tuple(
+        SanitizeWarning(
+            None,
+            None,
+            "beta_dropped",
+            f"anthropic-beta: {bounded(b)} is not enabled here (gateway.anthropic_betas)",
+        )
+        for b in asked
+        if b not in allowed
+    )
+    rest = {k: v for k, v in headers.items() if k != "anthropic-beta"}
+    return ({**rest, "anthropic-beta": ",".join(kept)} if kept else rest), warnings
+
+
+def same_api_request(
+    call: ClientCall,
+    up: Upstream,
+    headers: dict[str, str],
+    betas: frozenset[str] = frozenset(),
+) -> tuple[Outgoing, tuple[SanitizeWarning, ...]]:
+    """The client's own request for an upstream of the same API, and what
+    was dropped from it (``anthropic-beta`` features not in ``betas``)."""
     model = up.model or call.model
     forwarded = {h: headers[h] for h in _FORWARDED.get(call.api, ()) if h in headers}
+    forwarded, dropped = allowed_betas(forwarded, betas)
     if call.api == "google-generative-ai":
         path = f"/{call.door.version}/models/{_path_model(model)}:{_GEMINI_METHODS[call.stream]}"
-        return Outgoing(path + ("?alt=sse" if call.sse else ""), forwarded, call.raw)
+        return Outgoing(path + ("?alt=sse" if call.sse else ""), forwarded, call.raw), dropped
     body = call.raw
     if model != call.model:
         body = dumps_compact({**call.body, "model": model}).encode()
-    return Outgoing(_PATHS[call.api], forwarded, body)
+    return Outgoing(_PATHS[call.api], forwarded, body), dropped
 
 
 #: What to do about an ``item_reference`` the gateway cannot resolve.
@@ -76,7 +110,8 @@ class ClientRequest:
 
     ``foreign_thinking`` and ``server_tools`` are the route's and the
     configuration's choices for reasoning an upstream cannot verify and for
-    server tools it cannot run; ``warnings`` holds, by upstream name, what its
+    server tools it cannot run, ``anthropic_betas`` the beta features a
+    same-API upstream may be asked for; ``warnings`` holds, by upstream name, what its
     translated request lost on the way. ``stored`` is the stored response a Responses call continues
     (``previous_response_id``): when the gateway holds it, the request is
     expanded to its history and translated even for a Responses upstream;
@@ -92,8 +127,10 @@ class ClientRequest:
         stored: ResponseHistory | None = None,
         foreign_thinking: ForeignThinking = DEFAULT_FOREIGN_THINKING,
         server_tools: str = "warn",
+        anthropic_betas: frozenset[str] = frozenset(DEFAULT_ANTHROPIC_BETAS),
     ) -> None:
         self.call = call
+        self._betas = anthropic_betas
         self._path = path
         self._headers = headers
         self._foreign_thinking = foreign_thinking
@@ -132,7 +169,10 @@ class ClientRequest:
     def for_upstream(self, up: Upstream) -> Outgoing:
         """What ``up`` is sent: the same request, or the translated one."""
         if up.api == self.call.api and not self.expanded:
-            return same_api_request(self.call, up, self._headers)
+            outgoing, self.warnings[up.name] = same_api_request(
+                self.call, up, self._headers, self._betas
+            )
+            return outgoing
         if up.api != self.call.api and "conversation" in self.call.body:
             raise GatewayError(
                 400,

@@ -75,6 +75,7 @@ class Proxy:
             stored=prefetched,
             foreign_thinking=route.foreign_thinking,
             server_tools=self._config.server_tools,
+            anthropic_betas=self._config.anthropic_betas,
         )
         opened = await open_first(self._client(), route.upstreams, request.for_upstream)
         up = opened.upstream
@@ -86,7 +87,7 @@ class Proxy:
         if 300 <= status < 400:
             raise GatewayError(502, f"upstream {up.name} answered with a redirect (not followed)")
         if status >= 400:
-            raise GatewayError(status, upstream_message(opened.first, status))
+            raise _upstream_error(up.name, status, opened.first)
         answer = _Answer(call, up.api != call.api, int(time.time()))
         keep = responses and self._stored.keeps(call.body)
         finish = self._finisher(call, request, answer) if keep else None
@@ -123,6 +124,17 @@ class Proxy:
         if route is None:
             raise GatewayError(404, f"model: {call.model!r} is not served here", param="model")
         return route
+
+
+def _upstream_error(name: str, status: int, body: bytes) -> GatewayError:
+    """An upstream's error status, for the client. A 401 or 403 says the
+    operator's upstream key was refused, not the client's: a 502 saying so,
+    never the client's own 401."""
+    if status in (401, 403):
+        return GatewayError(
+            502, f"upstream {name} refused the gateway's credentials (HTTP {status})"
+        )
+    return GatewayError(status, upstream_message(body, status))
 
 
 class _Answer:
@@ -178,8 +190,9 @@ async def _whole(
     returns its reasoning state to it. An error body under a 200 is an error
     in the client's own API on a translated route (never an empty answer)."""
     finish, redactor = finishing
+    ex.hold(len(opened.first))
     body = bytearray(opened.first)
-    body += await _read_rest(opened, MAX_RESPONSE_BYTES - len(body))
+    body += await _read_rest(ex.metered(opened.rest), MAX_RESPONSE_BYTES - len(body))
     await opened.response.aclose()
     up = opened.upstream
     try:
@@ -213,10 +226,10 @@ def _header(value: str, redactor: Redactor) -> str:
     return "".join(c if " " <= c <= "~" else "?" for c in text)
 
 
-async def _read_rest(opened: Opened, limit: int) -> bytes:
+async def _read_rest(rest: AsyncIterator[bytes], limit: int) -> bytes:
     buf = bytearray()
     try:
-        async for chunk in opened.rest:
+        async for chunk in rest:
             buf += chunk
             if len(buf) > limit:
                 raise GatewayError(502, "the upstream answer exceeds the gateway's response limit")
@@ -262,12 +275,13 @@ async def _pump(
     over for the client: its terminal event (or a limit) ends the response
     at once, and nothing more is read from the upstream."""
     content_type, redactor = head
+    ex.hold(len(opened.first))
     out = relay.feed(opened.first)
     finish = await _finish_once(relay, finish)
     await ex.start(200, _header(content_type, redactor), {"cache-control": "no-cache"})
     await ex.write(redactor.feed(out))
     try:
-        async for chunk in _until_closed(relay, opened.rest):
+        async for chunk in _until_closed(relay, ex.metered(opened.rest)):
             data = relay.feed(chunk)
             finish = await _finish_once(relay, finish)
             if data:
@@ -277,6 +291,9 @@ async def _pump(
     except UpstreamBroke as exc:
         tail = relay.fail(f"{exc} before the stream ended")
         ex.record.error = "upstream_timeout" if exc.timeout else "upstream_broke"
+    except GatewayError as exc:  # the worker's bytes in flight are spent
+        tail = relay.fail(exc.message)
+        ex.record.error = exc.message
     await ex.write(redactor.feed(tail) + redactor.close(), more=False)
 
 

@@ -10,21 +10,33 @@ docs/gateway.md).
 uvicorn's access log is off: the gateway writes its own line per request,
 and an access log would record query strings, where Gemini clients may put
 their key.
+
+The HTTP protocol is uvicorn's own (httptools when installed, else h11)
+with a guard in front of its parser (:class:`HeadGuard`): a request head
+larger than ``max_head_bytes`` is answered 431 and the connection closed as
+soon as that many bytes have come without the head ending, and a head not
+complete ``head_timeout`` seconds after the connection opened (or after the
+previous response on a kept-alive connection) is answered 408 and closed.
+Without it, httptools parses an unbounded head in quadratic time and an
+idle half-open connection is kept for ever (docs/gateway.md, Reliability).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import sys
+from typing import Any
 
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .app import Gateway, create_app
-from .config import load_config
+from .config import GatewayConfig, load_config
 from .telemetry import LOGGER
 
-__all__ = ["CONFIG_ENV", "app_from_env", "run"]
+__all__ = ["CONFIG_ENV", "HeadGuard", "app_from_env", "protocol_class", "run", "server_options"]
 
 CONFIG_ENV = "STREAMNORM_GATEWAY_CONFIG"
 
@@ -61,6 +73,126 @@ def run(config: str, *, host: str, port: int, workers: int, log_level: str = "in
         port=port,
         workers=workers,
         log_level=log_level,
-        access_log=False,
-        timeout_graceful_shutdown=5,
+        **server_options(checked),
     )
+
+
+def server_options(config: GatewayConfig) -> dict[str, Any]:
+    """uvicorn's settings for serving ``config``: the guarded protocol, h11's
+    own head limit set to the same bound, no access log."""
+    return {
+        "http": protocol_class(),
+        "h11_max_incomplete_event_size": config.max_head_bytes,
+        "ws": "none",
+        "access_log": False,
+        "timeout_graceful_shutdown": 5,
+    }
+
+
+_STATUS = {408: b"408 Request Timeout", 431: b"431 Request Header Fields Too Large"}
+
+
+class HeadGuard(asyncio.Protocol):
+    """Bounds a request head in bytes and in time, before the HTTP parser.
+
+    Mixed in before one of uvicorn's HTTP protocols. The bounds are the
+    served app's ``max_head_bytes`` and ``head_timeout`` (found through the
+    middleware uvicorn wraps it in; defaults otherwise). A head counts as
+    complete when the protocol starts a new request cycle, which both of
+    uvicorn's protocols do as soon as the headers are parsed.
+    """
+
+    transport: asyncio.Transport
+    loop: asyncio.AbstractEventLoop
+
+    def __init__(self, config: uvicorn.Config, *args: Any, **kwargs: Any) -> None:
+        super().__init__(config, *args, **kwargs)  # type: ignore[call-arg]
+        limits = _gateway_config(config.loaded_app)
+        self._max_head = limits.max_head_bytes
+        self._head_timeout = limits.head_timeout
+        self._head_bytes = 0
+        self._in_head = True
+        self._head_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        self._await_head()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_timer()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if not self._in_head:
+            super().data_received(data)
+            return
+        before = self._cycle()
+        super().data_received(data)
+        if self._cycle() is not before:
+            self._in_head = False
+            self._stop_timer()
+            return
+        self._head_bytes += len(data)
+        if self._head_bytes > self._max_head:
+            self._refuse(431)
+
+    def on_response_complete(self) -> None:
+        """The next request on a kept-alive connection gets the same bounds
+        (unless it came pipelined and has started already)."""
+        super().on_response_complete()  # type: ignore[misc]
+        if not self.transport.is_closing() and getattr(self._cycle(), "response_complete", True):
+            self._await_head()
+
+    def _cycle(self) -> object:
+        """The protocol's current request cycle (a new one per parsed head)."""
+        return getattr(self, "cycle", None)
+
+    def _await_head(self) -> None:
+        self._in_head, self._head_bytes = True, 0
+        self._stop_timer()
+        self._head_timer = self.loop.call_later(self._head_timeout, self._refuse, 408)
+
+    def _stop_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _refuse(self, status: int) -> None:
+        """Answer ``status`` with no body and close; the app never sees the request."""
+        self._stop_timer()
+        if self.transport.is_closing():
+            return
+        self.transport.write(
+            b"HTTP/1.1 " + _STATUS[status] + b"\r\nconnection: close\r\ncontent-length: 0\r\n\r\n"
+        )
+        self.transport.close()
+
+
+class GuardedH11Protocol(HeadGuard, H11Protocol):
+    """uvicorn's h11 protocol behind :class:`HeadGuard`."""
+
+
+_PROTOCOL: type[asyncio.Protocol] = GuardedH11Protocol
+try:
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+except ImportError:  # pragma: no cover - uvicorn without httptools
+    pass
+else:
+
+    class GuardedHttpToolsProtocol(HeadGuard, HttpToolsProtocol):
+        """uvicorn's httptools protocol behind :class:`HeadGuard`."""
+
+    _PROTOCOL = GuardedHttpToolsProtocol
+
+
+def protocol_class() -> type[asyncio.Protocol]:
+    """The guarded protocol over httptools when it is installed, else over h11
+    (uvicorn's own choice, made safe)."""
+    return _PROTOCOL
+
+
+def _gateway_config(app: Any) -> GatewayConfig:
+    """The configuration of the gateway app under uvicorn's middleware."""
+    while not isinstance(app, Gateway) and hasattr(app, "app"):
+        app = app.app
+    return app.config if isinstance(app, Gateway) else GatewayConfig(routes=())

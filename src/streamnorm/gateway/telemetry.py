@@ -6,7 +6,9 @@ duration) and never its content: bodies are added only when the
 configuration's ``log_content`` says so. Secrets cannot reach it: the record
 holds no header, a client key appears only as a label derived from it
 (:func:`key_label`), and the gateway's messages are redacted before they are
-stored.
+stored. What a client chose (path, model, the messages that quote them) is
+cut to :data:`MAX_ECHO` characters, so that a 60 KB path is not 120 KB of
+log; the client's content, when ``log_content`` asks for it, is kept whole.
 
 The cost is the upstream model's price of the usage, from the model catalog
 (docs/models.md): ``cost_usd`` is null — and the request counts as unpriced
@@ -38,11 +40,23 @@ from prometheus_client import (
 from ..messages import AssistantMessage
 from .state.ledger import key_label
 
-__all__ = ["LOGGER", "Metrics", "RequestRecord", "key_label"]
+__all__ = ["LOGGER", "MAX_ECHO", "Metrics", "RequestRecord", "bounded", "key_label"]
 
 LOGGER = logging.getLogger("streamnorm.gateway")
 
+#: Most characters of one client-chosen string a log line or error message repeats.
+MAX_ECHO = 512
+#: Most warnings a log line lists.
+_MAX_LOGGED_WARNINGS = 20
+
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
+
+
+def bounded(text: str, limit: int = MAX_ECHO) -> str:
+    """``text`` cut to ``limit`` characters, saying how many more there were."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}…({len(text) - limit} more characters)"
 
 
 @dataclass(slots=True)
@@ -111,6 +125,13 @@ class RequestRecord:
         del data["started"], data["output"]
         if data["content"] is None:
             del data["content"]
+        for name, value in data.items():
+            if isinstance(value, str):
+                data[name] = bounded(value)
+        warnings = [bounded(w) for w in self.warnings[:_MAX_LOGGED_WARNINGS]]
+        if len(self.warnings) > _MAX_LOGGED_WARNINGS:
+            warnings.append(f"{len(self.warnings) - _MAX_LOGGED_WARNINGS} more")
+        data["warnings"] = warnings
         return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
 
