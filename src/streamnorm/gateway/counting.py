@@ -19,8 +19,6 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-import httpx
-
 from .._json import dumps_compact
 from ..codec import KEPT_HEADERS, decode_request
 from ..request import Request
@@ -29,7 +27,7 @@ from .config import GatewayConfig, Upstream
 from .doors import PATH_MODEL, ClientCall
 from .errors import GatewayError
 from .exchange import Exchange
-from .upstream import Outgoing, fetch
+from .upstream import Client, Outgoing, fetch
 
 __all__ = ["COUNT_HEADER", "Counter"]
 
@@ -40,7 +38,7 @@ COUNT_HEADER = "x-streamnorm-token-count"
 class Counter:
     """Answers the three count doors."""
 
-    def __init__(self, config: GatewayConfig, client: Callable[[], httpx.AsyncClient]) -> None:
+    def __init__(self, config: GatewayConfig, client: Callable[[], Client]) -> None:
         self._config = config
         self._client = client
 

@@ -18,8 +18,6 @@ import dataclasses
 import time
 from collections.abc import Awaitable, Callable
 
-import httpx
-
 from .._json import dumps_compact
 from ..codec import decode_response
 from ..encoder import encode_response
@@ -33,7 +31,7 @@ from .relay import Passthrough, Relay
 from .state import new_response_id
 from .stored import StoredResponses
 from .translate import Translate
-from .upstream import Opened, open_first
+from .upstream import Client, Opened, UpstreamBroke, UpstreamTimeout, open_first
 
 __all__ = ["Proxy"]
 
@@ -52,7 +50,7 @@ class Proxy:
     def __init__(
         self,
         config: GatewayConfig,
-        client: Callable[[], httpx.AsyncClient],
+        client: Callable[[], Client],
         stored: StoredResponses | None = None,
     ) -> None:
         self._config = config
@@ -188,7 +186,7 @@ async def _read_rest(opened: Opened, limit: int) -> bytes:
             buf += chunk
             if len(buf) > limit:
                 raise GatewayError(502, "the upstream answer exceeds the gateway's response limit")
-    except httpx.TransportError:
+    except UpstreamBroke:
         raise GatewayError(502, "the upstream connection broke before the answer ended") from None
     return bytes(buf)
 
@@ -229,10 +227,10 @@ async def _pump(
                 await ex.write(data)
         tail = relay.close()
         finish = await _finish_once(relay, finish)
-    except httpx.TimeoutException:
+    except UpstreamTimeout:
         tail = relay.fail("the upstream stopped sending before the stream ended")
         ex.record.error = "upstream_timeout"
-    except httpx.TransportError:
+    except UpstreamBroke:
         tail = relay.fail("the upstream connection broke before the stream ended")
         ex.record.error = "upstream_broke"
     await ex.write(tail, more=False)
