@@ -224,7 +224,7 @@ async def _httpx_body(response: httpx.Response) -> AsyncIterator[bytes]:
             yield chunk
     except httpx.TimeoutException:
         raise UpstreamTimeout("the upstream stopped sending") from None
-    except httpx.TransportError:
+    except (httpx.TransportError, httpx.DecodingError):
         raise UpstreamBroke("the upstream connection broke") from None
 
 
