@@ -20,8 +20,11 @@ from typing import Any
 
 import pytest
 
+from streamnorm import StreamEncoder, Usage
+from streamnorm.events import Start, TextDelta, UsageUpdate
 from streamnorm.gateway import create_app, parse_config
 from streamnorm.gateway.config import Upstream
+from streamnorm.gateway.translate import Translate
 from streamnorm.gateway.upstream import (
     Clients,
     Outgoing,
@@ -412,3 +415,45 @@ async def test_both_clients_relay_the_same_bytes(kind: str) -> None:
         finally:
             await clients.aclose()
     assert b"".join(items) == b"".join(parts)
+
+
+@pytest.mark.parametrize(
+    ("upstream_api", "stem"),
+    [
+        ("openai-completions", "anthropic-openai-compat-tool-call"),
+        ("openai-completions", "deepseek-tool-call"),
+        ("openai-responses", "apply-patch-tool"),
+    ],
+)
+def test_an_anthropic_client_gets_message_start_from_the_upstreams_first_chunk(
+    upstream_api: str, stem: str
+) -> None:
+    """A Chat stream's role-only first chunk, a Responses stream's
+    ``response.created``: the Anthropic client's ``message_start`` goes out at
+    once, not with the first content one upstream gap later."""
+    chunks = sse_events((FIXTURES / upstream_api / f"{stem}.sse").read_bytes())
+    relay = Translate(
+        upstream_api,
+        "anthropic-messages",
+        upstream_model="m",
+        client_model="m",
+        provider=None,
+        sse=True,
+        created=1,
+    )
+    first = relay.feed(chunks[0])
+    assert first.startswith(b"event: message_start\n") and first.count(b"event:") == 1
+    rest = b"".join(relay.feed(c) for c in chunks[1:]) + relay.close()
+    assert b"message_start" not in rest and rest.rstrip().endswith(b'{"type":"message_stop"}')
+
+
+def test_message_start_waits_for_the_usage_of_the_same_read() -> None:
+    """An upstream read that names the answer and reports usage gives one
+    ``message_start`` carrying that usage."""
+    encoder = StreamEncoder("anthropic-messages")
+    assert encoder.opening() == b""  # nothing named yet
+    encoder.feed(Start("openai-completions", "m", "chatcmpl-1"))
+    encoder.feed(UsageUpdate(Usage.of(input_tokens=12)))
+    out = encoder.opening()
+    assert b'"input_tokens":12' in out and encoder.opening() == b""
+    assert b"message_start" not in encoder.feed(TextDelta(0, "hi"))
