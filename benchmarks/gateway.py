@@ -25,8 +25,9 @@ directly is the reference. Phases:
 1. ``low``: ``--sequential`` requests one after another, paced and unpaced:
    time to first ``data:`` and to the end, p50/p99, and what the proxy adds
    to the reference's p50.
-2. ``sweep``: ``--sweep`` levels of paced streams at once: TTFB p50/p99 and
-   the proxy process's CPU per relayed upstream event.
+2. ``sweep``: ``--sweep`` levels of paced streams at once (in waves of that
+   many, ``--sweep-streams`` in all at least): TTFB p50/p99 and the proxy
+   process's CPU per relayed upstream event.
 3. ``bulk``: ``--requests`` unpaced streams at once: CPU per MB and per event.
 4. ``open``: ``--open`` streams held open after their first event: the
    gateway's resident memory above idle, in all and per stream.
@@ -35,7 +36,7 @@ CPU is the proxy process's own user + system time from /proc (Linux only),
 not wall time: on a shared machine it is the steadier figure; the run prints
 the load average before and after as the measure of its noise.
 
-    python benchmarks/gateway.py [--sequential 20] [--sweep 10,50,150] [--requests 200]
+    python benchmarks/gateway.py [--sequential 20] [--sweep 20,100,200] [--requests 200]
         [--open 1000] [--before REF] [--litellm PATH] [--portkey CMD] [--json]
 """
 
@@ -337,9 +338,14 @@ def sequential(model: str, n: int) -> Run:
     return run
 
 
-def wave(model: str, n: int) -> Run:
+def wave(model: str, n: int, waves: int = 1) -> Run:
+    """``waves`` rounds of ``n`` requests at once."""
+
     async def run(route: Route) -> list[Outcome]:
-        return list(await asyncio.gather(*(one(route, model) for _ in range(n))))
+        outcomes: list[Outcome] = []
+        for _ in range(waves):
+            outcomes += await asyncio.gather(*(one(route, model) for _ in range(n)))
+        return outcomes
 
     return run
 
@@ -510,7 +516,9 @@ async def phases(
     await phase("low paced", "short", sequential("short", args.sequential), routes)
     await phase("low unpaced", "fast", sequential("fast", args.sequential), routes)
     for level in args.sweep:
-        await phase(f"sweep {level}", "paced", wave("paced", level), routes)
+        # Enough streams at each level for the CPU clock (10 ms ticks) to resolve.
+        waves = max(1, args.sweep_streams // level)
+        await phase(f"sweep {level}", "paced", wave("paced", level, waves), routes)
     await phase("bulk unpaced", "fast", wave("fast", args.requests), routes)
     if args.open:
         print("open …", file=sys.stderr, flush=True)
@@ -575,7 +583,10 @@ def report(rows: list[dict[str, Any]], load: tuple[str, str], as_json: bool) -> 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sequential", type=int, default=20, help="requests one at a time (low load)")
-    p.add_argument("--sweep", default="10,50,150", help="paced streams at once, per level")
+    p.add_argument("--sweep", default="20,100,200", help="paced streams at once, per level")
+    p.add_argument(
+        "--sweep-streams", type=int, default=100, help="streams per sweep level, at least"
+    )
     p.add_argument("--requests", type=int, default=200, help="unpaced streams at once (bulk)")
     p.add_argument("--open", type=int, default=1000, help="streams held open (0: skip)")
     p.add_argument("--pace", type=float, default=0.02, help="seconds between paced events")
