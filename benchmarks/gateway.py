@@ -30,7 +30,8 @@ directly is the reference. Phases:
    process's CPU per relayed upstream event.
 3. ``bulk``: ``--requests`` unpaced streams at once: CPU per MB and per event.
 4. ``open``: ``--open`` streams held open after their first event: the
-   gateway's resident memory above idle, in all and per stream.
+   gateway's resident memory above idle, in all and per stream (both routes
+   of this gateway, the same-API route of the others).
 
 CPU is the proxy process's own user + system time from /proc (Linux only),
 not wall time: on a shared machine it is the steadier figure; the run prints
@@ -523,7 +524,9 @@ async def phases(
     if args.open:
         print("open …", file=sys.stderr, flush=True)
         for route in routes:
-            if route.proxy.startswith("streamnorm") and route.kind == "same-API":
+            # Both routes of this gateway; the same-API route of the others.
+            mine = route.proxy == "streamnorm"
+            if mine or (route.proxy.startswith("streamnorm") and route.kind == "same-API"):
                 rows.append((await held_open(route, args.open)).fields(None))
     return rows
 

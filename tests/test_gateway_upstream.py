@@ -370,7 +370,11 @@ def _user() -> dict[str, str]:
     return {"role": "user", "content": "hi"}
 
 
-async def _asgi(app: Any, path: str, body: dict[str, Any]) -> list[bytes]:
+async def _asgi(
+    app: Any, path: str, body: dict[str, Any], times: list[float] | None = None
+) -> list[bytes]:
+    """The non-empty bodies ``app`` sends for one request (``times``: when
+    each was sent, by the monotonic clock)."""
     import json
 
     sent: list[Message] = []
@@ -385,6 +389,8 @@ async def _asgi(app: Any, path: str, body: dict[str, Any]) -> list[bytes]:
 
     async def send(message: Message) -> None:
         sent.append(message)
+        if times is not None and message.get("body"):
+            times.append(time.monotonic())
         if message["type"] == "http.response.body" and not message.get("more_body"):
             done.set()
 
@@ -395,6 +401,42 @@ async def _asgi(app: Any, path: str, body: dict[str, Any]) -> list[bytes]:
         await app._clients.aclose()
     assert sent[0]["status"] == 200
     return [m["body"] for m in sent if m["type"] == "http.response.body" and m["body"]]
+
+
+@pytest.mark.parametrize(
+    ("path", "extra"),
+    [("/v1/chat/completions", {}), ("/v1/messages", {"max_tokens": 9})],
+    ids=["same-API", "cross-API"],
+)
+async def test_an_event_is_not_held_back_for_the_next(path: str, extra: dict[str, Any]) -> None:
+    """The upstream sends its first events, then pauses: what it sent reaches
+    the client at once, not with what follows the pause."""
+    parts = events()
+
+    async def handler(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter, served: Served
+    ) -> None:
+        await read_request(reader, served)
+        whole = chunked(parts[:3])[: -len(b"0\r\n\r\n")]
+        writer.write(whole)
+        await writer.drain()
+        await asyncio.sleep(1.0)
+        writer.write(chunked(parts[3:]).split(b"\r\n\r\n", 1)[1])
+        await writer.drain()
+
+    async with raw_server(handler) as (url, _):
+        config = parse_config(
+            {
+                "upstreams": {"chat": {"api": "openai-completions", "base_url": url}},
+                "routes": [{"models": "*", "upstreams": ["chat"]}],
+            }
+        )
+        body = {"model": "m", "stream": True, "messages": [_user()], **extra}
+        times: list[float] = []
+        started = time.monotonic()
+        bodies = await _asgi(create_app(config), path, body, times)
+    assert b"data:" in bodies[0] and times[0] - started < 0.5
+    assert times[-1] - started >= 1.0
 
 
 def test_the_upstream_client_is_chosen_in_the_configuration() -> None:
