@@ -1,27 +1,44 @@
-"""The gateway under load: what it adds to time to first byte, and its CPU per MB.
+"""The gateway under load: what it adds to the first byte and to the whole
+answer, its CPU per relayed event and per MB, its memory per open stream.
 
 One run, every server on 127.0.0.1 in a process of its own:
 
-* the fake upstream of the tests (``tests/gateway_support.py``), replaying a
-  recorded Chat Completions stream (DeepSeek: reasoning, then a tool call;
-  53 events, 17 KB) at a model's pace (``--pace``, 20 ms between events);
-* ``streamnorm serve`` (one uvicorn worker) in front of it;
-* LiteLLM's proxy in front of the same upstream, when a ``litellm`` command
-  with its proxy extra is found (``--litellm PATH``, else ``$LITELLM`` or
-  ``litellm`` on PATH; install it in a virtualenv of its own, it pins many
-  packages).
+* the fake upstream of the tests (``tests/gateway_support.py``) replaying
+  recorded Chat Completions streams: DeepSeek's reasoning then a tool call
+  (53 events, 17 KB), at a model's pace (``--pace``, 20 ms between events,
+  each event its own chunk) or at once; a short text answer (12 events) at
+  that pace for the sequential runs;
+* ``streamnorm serve`` (one uvicorn worker) once per upstream client
+  (``aiohttp``, the default, and ``httpx``), and with ``--before REF`` the
+  gateway of that git ref (its ``src/`` from ``git archive``): before and
+  after in one run;
+* LiteLLM's proxy (``--litellm PATH``, ``$LITELLM`` or ``litellm`` on PATH,
+  with its proxy extra) and Portkey's gateway (``--portkey CMD``, e.g.
+  ``"npx @portkey-ai/gateway"`` once installed, or ``$PORTKEY``) in front of
+  the same upstream, when given; the run says when they are absent.
 
-For each route, ``--requests`` (default 200) streaming requests are sent at
-once, after a warm-up of 10, and read to the end: straight to the upstream
-(the reference), through the gateway on a same-API route (Chat client → Chat
-upstream: bytes forwarded, normalized on the side), and on a cross-API
-route (Anthropic Messages client → Chat upstream: normalize, then encode).
-Reported: time to first byte p50/p99 and what the proxy adds to the
-reference's, and the proxy process's CPU seconds per MB it streamed to the
-clients (from /proc, so Linux only). Every request is bounded by a timeout
-and the whole run by the count of requests.
+Every proxy serves a same-API route (Chat client → Chat upstream: bytes
+forwarded, normalized on the side) and a cross-API route (Anthropic Messages
+client → Chat upstream: normalized, then encoded); the upstream reached
+directly is the reference. Phases:
 
-    python benchmarks/gateway.py [--requests 200] [--litellm PATH] [--json]
+1. ``low``: ``--sequential`` requests one after another, paced and unpaced:
+   time to first ``data:`` and to the end, p50/p99, and what the proxy adds
+   to the reference's p50.
+2. ``sweep``: ``--sweep`` levels of paced streams at once (in waves of that
+   many, ``--sweep-streams`` in all at least): TTFB p50/p99 and the proxy
+   process's CPU per relayed upstream event.
+3. ``bulk``: ``--requests`` unpaced streams at once: CPU per MB and per event.
+4. ``open``: ``--open`` streams held open after their first event: the
+   gateway's resident memory above idle, in all and per stream (the
+   same-API route of each streamnorm gateway).
+
+CPU is the proxy process's own user + system time from /proc (Linux only),
+not wall time: on a shared machine it is the steadier figure; the run prints
+the load average before and after as the measure of its noise.
+
+    python benchmarks/gateway.py [--sequential 20] [--sweep 20,100,200] [--requests 200]
+        [--open 1000] [--before REF] [--litellm PATH] [--portkey CMD] [--json]
 """
 
 from __future__ import annotations
@@ -29,28 +46,40 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
+import shlex
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import httpx
+from urllib.parse import urlsplit
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-STEM = "deepseek-tool-call"
-MODEL = f"openai-completions.{STEM}"
-REQUEST_TIMEOUT = 20.0
-WARMUP = 10
+LONG = "deepseek-tool-call"
+SHORT = "openai-text-include-usage"
+#: The upstream's models: (fixture, paced?).
+MODELS = {
+    "paced": (LONG, True),
+    "fast": (LONG, False),
+    "short": (SHORT, True),
+    "hold": (LONG, None),
+}
+#: Seconds a ``hold`` stream waits after its first event.
+HOLD = 120.0
+REQUEST_TIMEOUT = 30.0
+WARMUP = 5
 
 
 def free_port() -> int:
@@ -60,31 +89,67 @@ def free_port() -> int:
 
 
 def serve_upstream(port: int, pace: float) -> None:
-    """Run the fake upstream (in its own process: ``--serve-upstream``), its
-    recording paced at ``pace`` seconds between SSE events."""
+    """Run the fake upstream (in its own process: ``--serve-upstream``) with
+    the :data:`MODELS` scripted."""
     import uvicorn
     from tests.gateway_support import FakeUpstream, fixture_reply
 
     upstream = FakeUpstream()
-    reply = fixture_reply("openai-completions", STEM, stream=True)
-    reply.delay = pace
-    upstream.script(MODEL, reply)
-    uvicorn.run(upstream, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+    for model, (stem, paced) in MODELS.items():
+        reply = fixture_reply("openai-completions", stem, stream=True)
+        delay = HOLD if paced is None else pace if paced else 0.0
+        upstream.script(model, dataclasses.replace(reply, delay=delay))
+    uvicorn.run(
+        upstream, host="127.0.0.1", port=port, log_level="warning", access_log=False, backlog=4096
+    )
+
+
+def upstream_events(model: str) -> int:
+    """The SSE events the upstream sends for ``model``."""
+    from tests.gateway_support import fixture_reply
+
+    return len(fixture_reply("openai-completions", MODELS[model][0], stream=True).chunks)
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its live children."""
+    with contextlib.suppress(OSError):
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        return [pid, *map(int, children)]
+    return [pid]
 
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU of ``pid`` and its live children, from /proc."""
     total = 0.0
     tick = os.sysconf("SC_CLK_TCK")
-    pids = [pid]
-    with contextlib.suppress(OSError):
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        pids += [int(c) for c in children]
-    for p in pids:
+    for p in _tree(pid):
         with contextlib.suppress(OSError):
             fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
             total += (int(fields[11]) + int(fields[12])) / tick
     return total
+
+
+def rss_kb(pid: int) -> int:
+    """Resident memory of ``pid`` and its live children (KB), from /proc."""
+    total = 0
+    for p in _tree(pid):
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+    return total
+
+
+def _answers(url: str) -> bool:
+    parts = urlsplit(url)
+    with (
+        contextlib.suppress(OSError),
+        socket.create_connection((parts.hostname, parts.port), timeout=1) as sock,
+    ):
+        sock.sendall(f"GET {parts.path or '/'} HTTP/1.1\r\nhost: x\r\n\r\n".encode())
+        return sock.recv(12).startswith(b"HTTP/1.1")
+    return False
 
 
 @contextlib.contextmanager
@@ -95,12 +160,9 @@ def process(command: list[str], url: str, env: dict[str, str] | None = None) -> 
     )
     try:
         deadline = time.monotonic() + 120
-        while True:
+        while not _answers(url):
             if proc.poll() is not None:
                 raise RuntimeError(f"{command[0]} exited with {proc.returncode}")
-            with contextlib.suppress(httpx.TransportError):
-                httpx.get(url, timeout=1)
-                break
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{command[0]} did not start")
             time.sleep(0.2)
@@ -116,65 +178,74 @@ def process(command: list[str], url: str, env: dict[str, str] | None = None) -> 
 
 @dataclass
 class Route:
-    name: str
+    """One client API through one proxy (``pid`` None: the upstream itself)."""
+
+    proxy: str
+    kind: str  # "same-API" or "cross-API"
     url: str
     headers: dict[str, str]
-    body: dict[str, Any]
+    messages: bool = False
     pid: int | None = None
 
+    @property
+    def name(self) -> str:
+        return f"{self.proxy} {self.kind}"
 
-@dataclass
-class Result:
-    """One route's run: the times to first byte of the requests that got one,
-    all bytes received, the proxy's CPU seconds, the requests read to the end."""
-
-    route: str
-    ttfb_ms: list[float]
-    bytes: int
-    cpu_s: float | None
-    complete: int
-
-    def pct(self, q: float) -> float | None:
-        ordered = sorted(self.ttfb_ms)
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else None
+    def body(self, model: str) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": model,
+            "stream": True,
+            "messages": [{"role": "user", "content": "hi"}],
+        }
+        return {**body, "max_tokens": 1024} if self.messages else body
 
 
 @dataclass
 class Outcome:
-    """One request: when its first event came (ms), the bytes it got, what went wrong."""
+    """One request: when its first event and its end came (ms), its bytes, what went wrong."""
 
     ttfb_ms: float | None = None
+    total_ms: float | None = None
     size: int = 0
     error: str | None = None
 
 
-async def one(route: Route) -> Outcome:
-    """One streamed request read to the end, in at most REQUEST_TIMEOUT seconds
-    (a request cut by the timeout keeps its time to first byte)."""
+@dataclass
+class Hold:
+    """Held streams: how many have their first event, and the signal to let go."""
+
+    release: asyncio.Event = field(default_factory=asyncio.Event)
+    ready: int = 0
+
+
+async def one(route: Route, model: str, hold: Hold | None = None) -> Outcome:
+    """One streamed request, read to the end (or, with ``hold``, to its first
+    event, then kept open until ``hold`` is set), in at most REQUEST_TIMEOUT
+    seconds unless held."""
     out = Outcome()
     try:
-        await asyncio.wait_for(_one(route, out), REQUEST_TIMEOUT)
+        await asyncio.wait_for(_one(route, model, out, hold), None if hold else REQUEST_TIMEOUT)
     except (OSError, RuntimeError, asyncio.TimeoutError) as exc:
         out.error = repr(exc)
     return out
 
 
-async def _one(route: Route, out: Outcome) -> None:
-    """A bare HTTP/1.1 exchange (``Connection: close``), read to the end. The load
-    generator shares the machine with the servers, so it parses nothing but the
-    status line and looks only for the first SSE ``data:``."""
-    url = httpx.URL(route.url)
-    body = json.dumps(route.body).encode()
+async def _one(route: Route, model: str, out: Outcome, hold: Hold | None) -> None:
+    """A bare HTTP/1.1 exchange (``Connection: close``). The load generator
+    shares the machine with the servers, so it parses nothing but the status
+    line and looks only for the first SSE ``data:``."""
+    parts = urlsplit(route.url)
+    body = json.dumps(route.body(model)).encode()
     head = [
-        f"POST {url.raw_path.decode()} HTTP/1.1",
-        f"host: {url.host}:{url.port}",
+        f"POST {parts.path} HTTP/1.1",
+        f"host: {parts.hostname}:{parts.port}",
         "content-type: application/json",
         f"content-length: {len(body)}",
         "connection: close",
         *(f"{k}: {v}" for k, v in route.headers.items()),
     ]
     start = time.perf_counter()
-    reader, writer = await asyncio.open_connection(url.host, url.port)
+    reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
     try:
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
         received = bytearray()
@@ -186,208 +257,372 @@ async def _one(route: Route, out: Outcome) -> None:
                     out.ttfb_ms = (time.perf_counter() - start) * 1000
                     if not received.startswith(b"HTTP/1.1 200"):
                         raise RuntimeError(f"{route.name}: {bytes(received[:12])!r}")
+                    if hold is not None:
+                        hold.ready += 1
+                        await hold.release.wait()
+                        return
+        out.total_ms = (time.perf_counter() - start) * 1000
         if out.ttfb_ms is None:
             raise RuntimeError(f"{route.name}: no event in {bytes(received[:40])!r}")
     finally:
         writer.close()
 
 
-async def load(route: Route, n: int) -> Result:
-    await asyncio.gather(*(one(route) for _ in range(WARMUP)))
+@dataclass
+class Row:
+    """One phase on one route."""
+
+    phase: str
+    route: str
+    outcomes: list[Outcome]
+    events: int  # upstream events per stream
+    cpu_s: float | None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def pct(self, attr: str, q: float) -> float | None:
+        values = sorted(v for o in self.outcomes if (v := getattr(o, attr)) is not None)
+        return values[min(len(values) - 1, int(q * len(values)))] if values else None
+
+    def fields(self, reference: Row | None) -> dict[str, Any]:
+        done = [o for o in self.outcomes if o.error is None]
+        mb = sum(o.size for o in self.outcomes) / 1e6
+        relayed = len(done) * self.events
+        cpu = self.cpu_s
+        p50, ref = self.pct("ttfb_ms", 0.5), reference.pct("ttfb_ms", 0.5) if reference else None
+        total, ref_total = (
+            self.pct("total_ms", 0.5),
+            (reference.pct("total_ms", 0.5) if reference else None),
+        )
+        return {
+            "phase": self.phase,
+            "route": self.route,
+            "requests": len(self.outcomes),
+            "complete": len(done),
+            "ttfb_p50_ms": _round(p50, 2),
+            "ttfb_p99_ms": _round(self.pct("ttfb_ms", 0.99), 2),
+            "added_ttfb_p50_ms": _round(_diff(p50, ref), 2),
+            "total_p50_ms": _round(total, 1),
+            "added_total_p50_ms": _round(_diff(total, ref_total), 1),
+            "cpu_us_per_event": _round(cpu * 1e6 / relayed, 1) if cpu and relayed else None,
+            "cpu_ms_per_mb": _round(cpu * 1000 / mb, 0) if cpu and mb else None,
+            **self.extra,
+        }
+
+
+def _round(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def _diff(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a - b
+
+
+Run = Callable[[Route], Awaitable[list[Outcome]]]
+
+
+async def measured(phase: str, route: Route, model: str, run: Run) -> Row:
+    """``run`` on ``route`` after a warm-up, with the proxy's CPU around it."""
+    await asyncio.gather(*(one(route, model) for _ in range(WARMUP)))
     cpu0 = cpu_seconds(route.pid) if route.pid else None
-    outcomes = await asyncio.gather(*(one(route) for _ in range(n)))
-    cpu1 = cpu_seconds(route.pid) if route.pid else None
+    outcomes = await run(route)
+    cpu = cpu_seconds(route.pid) - cpu0 if route.pid and cpu0 is not None else None
     errors = [o.error for o in outcomes if o.error]
     if errors:
-        print(f"{route.name}: {len(errors)} not complete, first: {errors[0]}", file=sys.stderr)
-    cpu = cpu1 - cpu0 if cpu0 is not None and cpu1 is not None else None
-    ttfb = [o.ttfb_ms for o in outcomes if o.ttfb_ms is not None]
-    complete = len(outcomes) - len(errors)
-    return Result(route.name, ttfb, sum(o.size for o in outcomes), cpu, complete)
+        print(f"{phase} {route.name}: {len(errors)} failed, first: {errors[0]}", file=sys.stderr)
+    return Row(phase, route.name, outcomes, upstream_events(model), cpu)
 
 
-def gateway_config(upstream: str) -> str:
+def sequential(model: str, n: int) -> Run:
+    async def run(route: Route) -> list[Outcome]:
+        return [await one(route, model) for _ in range(n)]
+
+    return run
+
+
+def wave(model: str, n: int, waves: int = 1) -> Run:
+    """``waves`` rounds of ``n`` requests at once."""
+
+    async def run(route: Route) -> list[Outcome]:
+        outcomes: list[Outcome] = []
+        for _ in range(waves):
+            outcomes += await asyncio.gather(*(one(route, model) for _ in range(n)))
+        return outcomes
+
+    return run
+
+
+async def held_open(route: Route, n: int) -> Row:
+    """``n`` streams opened (in batches, so that no listen queue overflows)
+    and held after their first event: the proxy's resident memory above idle."""
+    assert route.pid is not None
+    await asyncio.sleep(1.0)
+    idle = rss_kb(route.pid)
+    hold = Hold()
+    tasks = []
+    for start in range(0, n, 100):
+        batch = range(start, min(n, start + 100))
+        tasks += [asyncio.create_task(one(route, "hold", hold)) for _ in batch]
+        await asyncio.sleep(0.2)
+    deadline = time.monotonic() + REQUEST_TIMEOUT
+    while hold.ready < n and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+    await asyncio.sleep(1.0)
+    held, opened = rss_kb(route.pid), hold.ready
+    hold.release.set()
+    outcomes = list(await asyncio.gather(*tasks))
+    extra = {
+        "open_streams": opened,
+        "rss_idle_mb": round(idle / 1024, 1),
+        "rss_above_idle_mb": round((held - idle) / 1024, 1),
+        "kb_per_stream": round((held - idle) / max(opened, 1), 1),
+    }
+    return Row("open", route.name, outcomes, 1, None, extra)
+
+
+# -- the proxies --------------------------------------------------------------
+
+
+def gateway_config(upstream: str, client: str | None) -> str:
+    chosen = f'upstream_client = "{client}"\n' if client else ""
     return (
+        f"[gateway]\nmax_concurrency = 100000\n{chosen}"
         f'[upstreams.chat]\napi = "openai-completions"\nbase_url = "{upstream}"\n'
         '[[routes]]\nmodels = ["*"]\nupstreams = ["chat"]\n'
     )
 
 
 def litellm_config(upstream: str) -> str:
-    return (
-        "model_list:\n"
-        f"  - model_name: {MODEL}\n"
-        "    litellm_params:\n"
-        f"      model: openai/{MODEL}\n"
-        f"      api_base: {upstream}/v1\n"
-        "      api_key: unused\n"
-        "litellm_settings:\n  drop_params: true\n  telemetry: false\n"
+    entries = "".join(
+        f"  - model_name: {model}\n    litellm_params:\n      model: openai/{model}\n"
+        f"      api_base: {upstream}/v1\n      api_key: unused\n"
+        for model in MODELS
     )
-
-
-def chat_body() -> dict[str, Any]:
-    return {"model": MODEL, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
-
-
-def messages_body() -> dict[str, Any]:
-    return {**chat_body(), "max_tokens": 1024}
+    return (
+        "model_list:\n" + entries + "litellm_settings:\n  drop_params: true\n  telemetry: false\n"
+    )
 
 
 def routes_for(name: str, base: str, pid: int | None, key: str) -> list[Route]:
     bearer = {"authorization": f"Bearer {key}"}
     anthropic = {"x-api-key": key, "anthropic-version": "2023-06-01"}
     return [
-        Route(
-            f"{name} same-API (chat→chat)", base + "/v1/chat/completions", bearer, chat_body(), pid
-        ),
-        Route(
-            f"{name} cross-API (messages→chat)",
-            base + "/v1/messages",
-            anthropic,
-            messages_body(),
-            pid,
-        ),
+        Route(name, "same-API", base + "/v1/chat/completions", bearer, pid=pid),
+        Route(name, "cross-API", base + "/v1/messages", anthropic, messages=True, pid=pid),
     ]
 
 
-def find_litellm(given: str | None) -> str | None:
-    for candidate in (given, os.environ.get("LITELLM"), shutil.which("litellm")):
-        if candidate and Path(candidate).exists():
-            return candidate
-    return None
+def source_of(ref: str, into: Path) -> Path:
+    """The ``src/`` of git ``ref``, unpacked under ``into``."""
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", ref, "src"], cwd=REPO, capture_output=True, check=True
+    ).stdout
+    tar = into / "before.tar"
+    tar.write_bytes(archive)
+    with tarfile.open(tar) as unpacked:
+        unpacked.extractall(into / "before", filter="data")
+    return into / "before" / "src"
 
 
-def _ms(value: float | None) -> float | None:
-    return None if value is None else round(value, 1)
+def start_gateways(
+    stack: contextlib.ExitStack, tmp: Path, upstream: str, before: str | None
+) -> list[Route]:
+    """``streamnorm serve`` once per upstream client, and once for ``before``."""
+    variants: list[tuple[str, str | None, Path]] = [
+        ("streamnorm", "aiohttp", REPO / "src"),
+        ("streamnorm/httpx", "httpx", REPO / "src"),
+    ]
+    if before:
+        variants.append((f"streamnorm@{before}", None, source_of(before, tmp)))
+    routes: list[Route] = []
+    for name, client, src in variants:
+        port = free_port()
+        config = tmp / f"gateway-{port}.toml"
+        config.write_text(gateway_config(upstream, client))
+        command = [sys.executable, "-m", "streamnorm", "serve", "--config", str(config)]
+        command += ["--port", str(port), "--log-level", "warning"]
+        env = {**os.environ, "PYTHONPATH": str(src)}
+        base = f"http://127.0.0.1:{port}"
+        pid = stack.enter_context(process(command, base + "/healthz", env))
+        routes += routes_for(name, base, pid, "none")
+    return routes
 
 
-def _diff(a: float | None, b: float | None) -> float | None:
-    return None if a is None or b is None else round(a - b, 1)
-
-
-def report(results: list[Result], n: int, as_json: bool) -> None:
-    reference = results[0]
-    rows = []
-    for r in results:
-        mb = r.bytes / 1e6
-        p50, p99 = r.pct(0.5), r.pct(0.99)
-        rows.append(
-            {
-                "route": r.route,
-                "requests": n,
-                "first_byte": len(r.ttfb_ms),
-                "complete": r.complete,
-                "ttfb_p50_ms": _ms(p50),
-                "ttfb_p99_ms": _ms(p99),
-                "added_p50_ms": _diff(p50, reference.pct(0.5)),
-                "added_p99_ms": _diff(p99, reference.pct(0.99)),
-                "streamed_mb": round(mb, 2),
-                "cpu_ms_per_mb": round(r.cpu_s * 1000 / mb) if r.cpu_s is not None and mb else None,
-            }
+def start_litellm(
+    stack: contextlib.ExitStack, tmp: Path, upstream: str, given: str | None
+) -> list[Route]:
+    command = next(
+        (
+            c
+            for c in (given, os.environ.get("LITELLM"), shutil.which("litellm"))
+            if c and Path(c).exists()
+        ),
+        None,
+    )
+    if command is None:
+        print("LiteLLM proxy: not found (--litellm PATH): not compared", file=sys.stderr)
+        return []
+    port = free_port()
+    config = tmp / "litellm.yaml"
+    config.write_text(litellm_config(upstream))
+    env = {**os.environ, "LITELLM_LOG": "ERROR", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    args = [command, "--config", str(config), "--port", str(port), "--host", "127.0.0.1"]
+    base = f"http://127.0.0.1:{port}"
+    try:
+        pid = stack.enter_context(
+            process([*args, "--num_workers", "1"], base + "/health/liveliness", env)
         )
-    if as_json:
-        print(json.dumps(rows, indent=2))
-        return
-    columns = [
-        "first_byte",
-        "complete",
-        "ttfb_p50_ms",
-        "ttfb_p99_ms",
-        "added_p50_ms",
-        "added_p99_ms",
-        "streamed_mb",
-        "cpu_ms_per_mb",
-    ]
-    print(f"{'route':38}" + "".join(f"{c:>14}" for c in columns))
+    except RuntimeError as exc:  # e.g. litellm without its proxy extra
+        print(f"LiteLLM proxy: did not start ({exc}): not compared", file=sys.stderr)
+        return []
+    return routes_for("litellm", base, pid, "sk-none")
+
+
+def start_portkey(stack: contextlib.ExitStack, upstream: str, given: str | None) -> list[Route]:
+    command = given or os.environ.get("PORTKEY")
+    if not command:
+        print("Portkey gateway: not given (--portkey CMD): not compared", file=sys.stderr)
+        return []
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    try:
+        pid = stack.enter_context(
+            process([*shlex.split(command), f"--port={port}"], base + "/", None)
+        )
+    except RuntimeError as exc:
+        print(f"Portkey gateway: did not start ({exc}): not compared", file=sys.stderr)
+        return []
+    routes = routes_for("portkey", base, pid, "unused")
+    for route in routes:
+        route.headers.update(
+            {"x-portkey-provider": "openai", "x-portkey-custom-host": upstream + "/v1"}
+        )
+    return routes
+
+
+# -- the run ------------------------------------------------------------------
+
+
+async def phases(
+    args: argparse.Namespace, direct: Route, routes: list[Route]
+) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+
+    async def phase(name: str, model: str, run: Run, on: list[Route]) -> None:
+        print(f"{name} …", file=sys.stderr, flush=True)
+        reference = await measured(name, direct, model, run)
+        rows.append(reference.fields(None))
+        for route in on:
+            rows.append((await measured(name, route, model, run)).fields(reference))
+
+    await phase("low paced", "short", sequential("short", args.sequential), routes)
+    await phase("low unpaced", "fast", sequential("fast", args.sequential), routes)
+    for level in args.sweep:
+        # Enough streams at each level for the CPU clock (10 ms ticks) to resolve.
+        waves = max(1, args.sweep_streams // level)
+        await phase(f"sweep {level}", "paced", wave("paced", level, waves), routes)
+    await phase("bulk unpaced", "fast", wave("fast", args.requests), routes)
+    if args.open:
+        print("open …", file=sys.stderr, flush=True)
+        for route in routes:
+            # One route per process: a second would reuse the heap the first grew.
+            if route.proxy.startswith("streamnorm") and route.kind == "same-API":
+                rows.append((await held_open(route, args.open)).fields(None))
+    return rows
+
+
+def ratios(rows: list[dict[str, Any]]) -> list[str]:
+    """CPU per event of each variant against streamnorm's, by route: medians over phases."""
+    lines = []
+    by: dict[tuple[str, str], list[float]] = {}
     for row in rows:
-        cells = ("-" if row[c] is None else str(row[c]) for c in columns)
-        print(f"{row['route']:38}" + "".join(f"{c:>14}" for c in cells))
+        if row["cpu_us_per_event"]:
+            proxy, kind = row["route"].rsplit(" ", 1)
+            by.setdefault((proxy, kind), []).append(row["cpu_us_per_event"])
+    for (proxy, kind), values in by.items():
+        base = by.get(("streamnorm", kind))
+        if proxy != "streamnorm" and base:
+            ratio = statistics.median(b / v for b, v in zip(base, values, strict=False))
+            lines.append(
+                f"CPU per event, streamnorm / {proxy} {kind}: {ratio:.2f}× (median over phases)"
+            )
+    return lines
+
+
+COLUMNS = [
+    "complete",
+    "ttfb_p50_ms",
+    "ttfb_p99_ms",
+    "added_ttfb_p50_ms",
+    "total_p50_ms",
+    "added_total_p50_ms",
+    "cpu_us_per_event",
+    "cpu_ms_per_mb",
+]
+
+
+def report(rows: list[dict[str, Any]], load: tuple[str, str], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({"load_average": load, "rows": rows}, indent=2))
+        return
+    print(f"load average before / after: {load[0]} / {load[1]} (2 cores shared)")
+    print(f"{'phase':14}{'route':34}" + "".join(f"{c[:16]:>17}" for c in COLUMNS))
+    for row in rows:
+        if row["phase"] == "open":
+            extra = {
+                k: row[k]
+                for k in ("open_streams", "rss_idle_mb", "rss_above_idle_mb", "kb_per_stream")
+            }
+            print(
+                f"{'open':14}{row['route']:34}  " + "  ".join(f"{k} {v}" for k, v in extra.items())
+            )
+            continue
+        cells = ("-" if row[c] is None else str(row[c]) for c in COLUMNS)
+        print(f"{row['phase']:14}{row['route']:34}" + "".join(f"{c:>17}" for c in cells))
+    for line in ratios(rows):
+        print(line)
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--requests", type=int, default=200)
-    p.add_argument("--litellm", help="the litellm command of an environment with litellm[proxy]")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--sequential", type=int, default=20, help="requests one at a time (low load)")
+    p.add_argument("--sweep", default="20,100,200", help="paced streams at once, per level")
     p.add_argument(
-        "--pace",
-        type=float,
-        default=0.02,
-        help="seconds between the upstream's SSE events (default 0.02: 50 a second)",
+        "--sweep-streams", type=int, default=100, help="streams per sweep level, at least"
     )
+    p.add_argument("--requests", type=int, default=200, help="unpaced streams at once (bulk)")
+    p.add_argument("--open", type=int, default=1000, help="streams held open (0: skip)")
+    p.add_argument("--pace", type=float, default=0.02, help="seconds between paced events")
+    p.add_argument("--before", help="a git ref whose gateway runs beside this one")
+    p.add_argument("--litellm", help="the litellm command of an environment with litellm[proxy]")
+    p.add_argument("--portkey", help='the command that starts Portkey\'s gateway ("npx …")')
+    p.add_argument("--json", action="store_true")
     p.add_argument("--serve-upstream", type=int, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.serve_upstream:
         serve_upstream(args.serve_upstream, args.pace)
         return
+    args.sweep = [int(level) for level in args.sweep.split(",") if level]
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    up_port, gw_port = free_port(), free_port()
+    up_port = free_port()
     upstream = f"http://127.0.0.1:{up_port}"
-    gateway = f"http://127.0.0.1:{gw_port}"
-    results: list[Result] = []
+    load_before = Path("/proc/loadavg").read_text().split()[0]
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
-        config = Path(tmp) / "gateway.toml"
-        config.write_text(gateway_config(upstream))
-        stack.enter_context(
-            process(
-                [
-                    sys.executable,
-                    __file__,
-                    "--serve-upstream",
-                    str(up_port),
-                    "--pace",
-                    str(args.pace),
-                ],
-                upstream,
-                env,
-            )
-        )
         serve = [
             sys.executable,
-            "-m",
-            "streamnorm",
-            "serve",
-            "--config",
-            str(config),
-            "--port",
-            str(gw_port),
-            "--log-level",
-            "warning",
+            __file__,
+            "--serve-upstream",
+            str(up_port),
+            "--pace",
+            str(args.pace),
         ]
-        gw_pid = stack.enter_context(process(serve, gateway + "/healthz", env))
-        direct = Route("direct to the upstream", upstream + "/v1/chat/completions", {}, chat_body())
-        routes = [direct, *routes_for("streamnorm", gateway, gw_pid, "none")]
-        litellm = find_litellm(args.litellm)
-        if litellm:
-            lt_port = free_port()
-            lt_config = Path(tmp) / "litellm.yaml"
-            lt_config.write_text(litellm_config(upstream))
-            lt_env = {**os.environ, "LITELLM_LOG": "ERROR", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-            command = [
-                litellm,
-                "--config",
-                str(lt_config),
-                "--port",
-                str(lt_port),
-                "--host",
-                "127.0.0.1",
-                "--num_workers",
-                "1",
-            ]
-            lt_url = f"http://127.0.0.1:{lt_port}"
-            try:
-                lt_pid = stack.enter_context(
-                    process(command, lt_url + "/health/liveliness", lt_env)
-                )
-                routes += routes_for("litellm", lt_url, lt_pid, "sk-none")
-            except RuntimeError as exc:  # e.g. litellm without its proxy extra
-                print(f"LiteLLM proxy did not start ({exc}): not compared", file=sys.stderr)
-        else:
-            print("LiteLLM proxy not found: pass --litellm PATH to compare", file=sys.stderr)
-        for route in routes:
-            print(f"{route.name} …", file=sys.stderr, flush=True)
-            results.append(asyncio.run(load(route, args.requests)))
-    report(results, args.requests, args.json)
+        stack.enter_context(process(serve, upstream + "/", env))
+        routes = start_gateways(stack, Path(tmp), upstream, args.before)
+        routes += start_litellm(stack, Path(tmp), upstream, args.litellm)
+        routes += start_portkey(stack, upstream, args.portkey)
+        direct = Route("upstream", "direct", upstream + "/v1/chat/completions", {})
+        rows = asyncio.run(phases(args, direct, routes))
+    load = (load_before, Path("/proc/loadavg").read_text().split()[0])
+    report(rows, load, args.json)
 
 
 if __name__ == "__main__":

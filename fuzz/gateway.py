@@ -76,7 +76,8 @@ class Fault:
     """What the upstream sends: ``status`` line, ``headers``, ``chunks``, then ``end``:
     ``"end"`` (the body's proper end), ``"drop"`` (connection closed mid-body),
     ``"hang"`` (held open until the gateway leaves), ``"flood"`` (SSE comments
-    without end)."""
+    without end). ``pause``: seconds between two chunks (0: written at once,
+    so a client may read them in one go)."""
 
     status: bytes = b"200 OK"
     headers: list[tuple[bytes, bytes]] = field(
@@ -84,6 +85,7 @@ class Fault:
     )
     chunks: list[bytes] = field(default_factory=list)
     end: str = "end"
+    pause: float = 0.0
 
 
 @dataclass
@@ -156,7 +158,9 @@ class MisbehavingUpstream:
         head = b"HTTP/1.1 " + fault.status + b"\r\n"
         head += b"".join(k + b": " + v + b"\r\n" for k, v in fault.headers)
         writer.write(head + b"transfer-encoding: chunked\r\nconnection: close\r\n\r\n")
-        for chunk in fault.chunks:
+        for i, chunk in enumerate(fault.chunks):
+            if i and fault.pause:
+                await asyncio.sleep(fault.pause)
             if chunk:
                 writer.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                 seen.sent += len(chunk)

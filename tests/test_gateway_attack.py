@@ -333,7 +333,7 @@ def test_gzip_that_breaks_mid_stream_ends_with_an_error_event(
     packed = gzip.compress(recorded("openai-completions"), compresslevel=1)
     half = len(packed) // 2
     upstream.fault = Fault(
-        headers=GARBAGE_GZIP, chunks=[packed[:half], b"\xff" * 64 + packed[half:]]
+        headers=GARBAGE_GZIP, chunks=[packed[:half], b"\xff" * 64 + packed[half:]], pause=0.2
     )
     answer = call(gateway, client, "openai-completions", stream=True)
     assert answer.status == 200 and answer.ended

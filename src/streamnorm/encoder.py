@@ -90,6 +90,16 @@ class StreamEncoder:
     def feed(self, event: Event) -> bytes:
         return self._writer.feed(event)
 
+    def opening(self) -> bytes:
+        """The stream's opening event now, when ``api`` has one that needs no
+        content (Anthropic's ``message_start``) and a ``Start`` has been fed;
+        ``b""`` otherwise, or once it has gone out. Without this call it goes
+        out with the first content. A relay calls it after the events of each
+        upstream read, so that its client hears of the answer as soon as the
+        upstream named it (a Chat stream's role-only first chunk), with the
+        usage that read carried."""
+        return self._writer.opening()
+
     def close(self) -> bytes:
         return self._writer.close()
 

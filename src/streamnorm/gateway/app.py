@@ -62,7 +62,7 @@ class Gateway:
         config.register_models()
         self.metrics = Metrics()
         self._secrets = config.secrets()
-        self._clients = Clients()
+        self._clients = Clients(config.upstream_client)
         self.stored = StoredResponses(config.store, config.store_retention, self._secrets)
         self._proxy = Proxy(config, self._clients.get, self.stored)
         self._counter = Counter(config, self._clients.get)

@@ -6,6 +6,7 @@ A TOML file (``gateway.toml``) holds three parts::
     keys_env = "STREAMNORM_GATEWAY_KEYS"   # comma-separated client keys
     max_body_bytes = 10485760
     max_concurrency = 256
+    upstream_client = "aiohttp"            # or "httpx"
     foreign_thinking = "tagged"            # "tagged", "text" or "drop"
     server_tools = "warn"                   # or "refuse" (see below)
     store = "responses.sqlite3"            # stored Responses: a SQLite file or postgresql:// URL
@@ -85,13 +86,22 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - the gateway extra installs tomli on 3.10
     import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
-__all__ = ["GatewayConfig", "Route", "Upstream", "load_config", "parse_config", "store_of"]
+__all__ = [
+    "UPSTREAM_CLIENTS",
+    "GatewayConfig",
+    "Route",
+    "Upstream",
+    "load_config",
+    "parse_config",
+    "store_of",
+]
 
 _GLOB_CHARS = frozenset("*?[")
 _GATEWAY_KEYS = {
     "keys_env",
     "max_body_bytes",
     "max_concurrency",
+    "upstream_client",
     "log_content",
     "foreign_thinking",
     "server_tools",
@@ -116,6 +126,8 @@ DEFAULT_ANTHROPIC_BETAS = (
     "context-management-2025-06-27",
     "effort-2025-11-24",
 )
+#: The HTTP clients the gateway can call upstreams with (the first by default).
+UPSTREAM_CLIENTS = ("aiohttp", "httpx")
 _STORE_KEYS = {"store", "store_ttl_seconds", "store_max_bytes", "ledger"}
 
 
@@ -177,8 +189,9 @@ class GatewayConfig:
     ``keys`` are the client keys (empty: no authentication);
     ``max_body_bytes`` bounds a request body (413 beyond it);
     ``max_concurrency`` bounds the requests one worker serves at once (429
-    beyond it); ``log_content`` adds the request and response bodies to the
-    log line (off by default: content stays out of logs);
+    beyond it); ``upstream_client`` is the HTTP client upstreams are called
+    with (``"aiohttp"``, or ``"httpx"``); ``log_content`` adds the request
+    and response bodies to the log line (off by default: content stays out of logs);
     ``foreign_thinking`` is the routes' default for reasoning an upstream
     cannot verify. ``store`` is where
     Responses answers are kept (a SQLite file, relative paths from the
@@ -202,6 +215,7 @@ class GatewayConfig:
     keys: frozenset[str] = field(default=frozenset(), repr=False)
     max_body_bytes: int = 10 * 1024 * 1024
     max_concurrency: int = 256
+    upstream_client: str = UPSTREAM_CLIENTS[0]
     log_content: bool = False
     foreign_thinking: ForeignThinking = DEFAULT_FOREIGN_THINKING
     server_tools: str = "warn"
@@ -286,6 +300,7 @@ def parse_config(
         keys=_keys(gateway, env),
         max_body_bytes=_positive_int(gateway, "max_body_bytes", "gateway.", 10 * 1024 * 1024),
         max_concurrency=_positive_int(gateway, "max_concurrency", "gateway.", 256),
+        upstream_client=_choice(gateway, "upstream_client", "gateway.", UPSTREAM_CLIENTS),
         log_content=_bool(gateway, "log_content", "gateway.", False),
         foreign_thinking=foreign,
         server_tools=_choice(gateway, "server_tools", "gateway.", SERVER_TOOL_POLICIES),

@@ -20,8 +20,6 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-import httpx
-
 from .._json import dumps_compact
 from ..codec import KEPT_HEADERS, decode_request
 from ..request import Request
@@ -31,7 +29,7 @@ from .doors import PATH_MODEL, ClientCall
 from .errors import GatewayError, redact
 from .exchange import Exchange
 from .outgoing import allowed_betas
-from .upstream import Outgoing, fetch
+from .upstream import Client, Outgoing, fetch
 
 __all__ = ["COUNT_HEADER", "Counter"]
 
@@ -42,7 +40,7 @@ COUNT_HEADER = "x-streamnorm-token-count"
 class Counter:
     """Answers the three count doors."""
 
-    def __init__(self, config: GatewayConfig, client: Callable[[], httpx.AsyncClient]) -> None:
+    def __init__(self, config: GatewayConfig, client: Callable[[], Client]) -> None:
         self._config = config
         self._client = client
         self._secrets = config.secrets()

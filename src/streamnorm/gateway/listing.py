@@ -20,12 +20,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import httpx
-
 from .._json import loads
 from .config import GatewayConfig, Upstream
 from .errors import GatewayError
-from .upstream import Outgoing, fetch
+from .upstream import Client, Outgoing, fetch
 
 __all__ = ["Listing", "list_body", "model_body"]
 
@@ -48,7 +46,7 @@ class Listing:
     def __init__(
         self,
         config: GatewayConfig,
-        client: Callable[[], httpx.AsyncClient],
+        client: Callable[[], Client],
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._config = config

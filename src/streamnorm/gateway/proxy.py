@@ -18,8 +18,6 @@ import dataclasses
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-import httpx
-
 from .._json import dumps_compact
 from ..codec import decode_response
 from ..encoder import encode_response
@@ -34,7 +32,7 @@ from .relay import Passthrough, Relay
 from .state import new_response_id
 from .stored import StoredResponses
 from .translate import Translate
-from .upstream import Opened, UpstreamBroke, open_first
+from .upstream import Client, Opened, UpstreamBroke, open_first
 
 __all__ = ["Proxy"]
 
@@ -53,7 +51,7 @@ class Proxy:
     def __init__(
         self,
         config: GatewayConfig,
-        client: Callable[[], httpx.AsyncClient],
+        client: Callable[[], Client],
         stored: StoredResponses | None = None,
     ) -> None:
         self._config = config

@@ -112,7 +112,10 @@ class Translate:
         return self._array.feed(out) if self._array is not None and out else out
 
     def feed(self, chunk: bytes) -> bytes:
-        return self._encode(usage_first(self._normalizer.feed(chunk)))
+        # The opening event as soon as the upstream has named its answer,
+        # not with the first content: the client's first byte does not wait
+        # (Gemini, the one JSON-array client, has no opening event).
+        return self._encode(usage_first(self._normalizer.feed(chunk))) + self._encoder.opening()
 
     def close(self) -> bytes:
         out = self._encode(self._normalizer.flush())

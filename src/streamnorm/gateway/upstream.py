@@ -15,23 +15,32 @@ upstream body bytes), so the client sees one answer either way.
 
 from __future__ import annotations
 
+import asyncio
 import ssl
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
 import httpx
 
 from . import otel
-from .config import Upstream
+from .config import UPSTREAM_CLIENTS, Upstream
 from .errors import GatewayError, upstream_message
 from .retry import Tries, balance
 
+if TYPE_CHECKING:
+    import aiohttp
+
 __all__ = [
+    "Client",
     "Clients",
     "Opened",
     "Outgoing",
+    "Response",
     "UpstreamBroke",
+    "UpstreamClient",
+    "UpstreamTimeout",
     "auth_headers",
     "fetch",
     "open_first",
@@ -40,70 +49,60 @@ __all__ = [
 
 #: Most bytes read from an upstream error body.
 _MAX_ERROR_BODY = 64 * 1024
-
-
-class Clients:
-    r"""A few ``httpx.AsyncClient``\ s taken in turn, created on first use.
-
-    httpcore's pool scans all its connections whenever a request starts or
-    ends, so one pool under n concurrent streams costs O(n²); ``shards``
-    pools of n/shards each cut that by the number of shards. Idle
-    connections are dropped after 4 s, before the usual 5 s server idle
-    timeout, so that a connection the server is closing is rarely reused.
-    """
-
-    def __init__(self, shards: int = 8) -> None:
-        self._shards = shards
-        self._clients: list[httpx.AsyncClient] = []
-        self._next = 0
-
-    def open(self) -> None:
-        """Create the clients (at startup: building them costs a TLS context each)."""
-        if not self._clients:
-            tls = ssl.create_default_context()
-            limits = httpx.Limits(
-                max_connections=None, max_keepalive_connections=32, keepalive_expiry=4.0
-            )
-            self._clients = [
-                httpx.AsyncClient(
-                    limits=limits, verify=tls, follow_redirects=False, trust_env=False
-                )
-                for _ in range(self._shards)
-            ]
-
-    def get(self) -> httpx.AsyncClient:
-        self.open()
-        self._next = (self._next + 1) % self._shards
-        return self._clients[self._next]
-
-    async def aclose(self) -> None:
-        clients, self._clients = self._clients, []
-        for client in clients:
-            await client.aclose()
+#: Idle keep-alive connections are closed after this many seconds, before the
+#: usual 5 s server idle timeout, so that a connection the server is closing
+#: is rarely reused.
+KEEPALIVE_SECONDS = 4.0
 
 
 class UpstreamBroke(Exception):
-    """An upstream body that could not be read to its end: the connection
-    broke, the upstream stopped sending for longer than its timeout
-    (``timeout``), or its bytes did not decode (a corrupt gzip body). The
-    one failure the readers of a body catch, whatever the HTTP client."""
+    """The upstream could not be read: the connection failed or broke, or its
+    body could not be decoded (bad chunked framing, a corrupt compressed body).
+    Every upstream client raises this (or :class:`UpstreamTimeout`), whatever
+    its library's own exception was. ``dropped``: the connection closed before
+    any answer, as a kept-alive connection the server closed as idle does."""
 
-    def __init__(self, message: str, *, timeout: bool = False) -> None:
+    def __init__(self, message: str, *, dropped: bool = False) -> None:
         super().__init__(message)
-        self.timeout = timeout
+        self.dropped = dropped
+
+    @property
+    def timeout(self) -> bool:
+        """Whether the upstream went silent (:class:`UpstreamTimeout`)."""
+        return isinstance(self, UpstreamTimeout)
 
 
-async def body_bytes(response: httpx.Response) -> AsyncIterator[bytes]:
-    """The decoded body of ``response``; a failure to read it is :class:`UpstreamBroke`."""
-    try:
-        async for chunk in response.aiter_bytes():
-            yield chunk
-    except httpx.TimeoutException:
-        raise UpstreamBroke("the upstream stopped sending", timeout=True) from None
-    except httpx.DecodingError:
-        raise UpstreamBroke("the upstream's body could not be decoded") from None
-    except httpx.TransportError:
-        raise UpstreamBroke("the upstream connection broke") from None
+class UpstreamTimeout(UpstreamBroke):
+    """The upstream did not connect within ``connect_timeout``, or sent nothing
+    for ``timeout`` seconds."""
+
+
+class Response(Protocol):
+    """An upstream's response as the proxy reads it (``httpx.Response`` is one)."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    async def aclose(self) -> None: ...
+
+
+class UpstreamClient(Protocol):
+    """Sends one request, returns the response once its headers are read and
+    an iterator of its body: each item whatever the socket held, decoded.
+    Errors are :class:`UpstreamBroke` / :class:`UpstreamTimeout`, on sending
+    and while the body is read. Redirects are returned, never followed."""
+
+    async def send(
+        self, upstream: Upstream, out: Outgoing
+    ) -> tuple[Response, AsyncIterator[bytes]]: ...
+
+
+#: What the upstream functions take: an :class:`UpstreamClient`, or an
+#: ``httpx.AsyncClient`` (its transport is then the caller's: a test's mock).
+Client = UpstreamClient | httpx.AsyncClient
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,10 +121,121 @@ class Opened:
     """An upstream that answered 2xx (or a non-retryable error), first bytes read."""
 
     upstream: Upstream
-    response: httpx.Response
+    response: Response
     first: bytes
     rest: AsyncIterator[bytes]
     attempts: list[str] = field(default_factory=list)
+
+
+class Clients:
+    """The worker's upstream client, created on first use (or at startup).
+
+    ``kind`` is ``"aiohttp"`` (the default: one pooled session whose body
+    reads return everything the socket holds) or ``"httpx"``. Both keep
+    connections alive per upstream host and close idle ones after
+    :data:`KEEPALIVE_SECONDS`; aiohttp's pool does so on a timer, whether or
+    not another request comes.
+    """
+
+    def __init__(self, kind: str = "aiohttp", *, keepalive: float = KEEPALIVE_SECONDS) -> None:
+        if kind not in UPSTREAM_CLIENTS:
+            raise ValueError(f"upstream_client: one of {UPSTREAM_CLIENTS}, not {kind!r}")
+        self._kind = kind
+        self._keepalive = keepalive
+        self._client: AiohttpClient | HttpxClient | None = None
+
+    def open(self) -> None:
+        """Create the client (at startup: it builds a TLS context). Call it in
+        the event loop that will use it."""
+        if self._client is None:
+            tls = ssl.create_default_context()
+            if self._kind == "httpx":
+                self._client = HttpxClient.pooled(tls, self._keepalive)
+            else:
+                self._client = AiohttpClient(tls, self._keepalive)
+
+    def get(self) -> UpstreamClient:
+        self.open()
+        assert self._client is not None
+        return self._client
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+
+
+def _headers(upstream: Upstream, out: Outgoing) -> dict[str, str]:
+    """What the upstream is sent: the request's headers, the upstream's own,
+    and its key in its API's header (never another upstream's)."""
+    return {
+        **({"content-type": "application/json"} if out.method == "POST" else {}),
+        "accept-encoding": "identity",
+        **out.headers,
+        **dict(upstream.headers),
+        **auth_headers(upstream),
+    }
+
+
+def _url(upstream: Upstream, out: Outgoing) -> str:
+    url = upstream.base_url + out.path
+    if urlsplit(url).netloc != urlsplit(upstream.base_url).netloc:  # pragma: no cover - guard
+        raise GatewayError(400, "model: not a valid model name", param="model")
+    return url
+
+
+class HttpxClient:
+    """:class:`UpstreamClient` over an ``httpx.AsyncClient`` (one body item per
+    chunked-encoding chunk)."""
+
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self._client = client
+
+    @classmethod
+    def pooled(cls, tls: ssl.SSLContext, keepalive: float) -> HttpxClient:
+        limits = httpx.Limits(
+            max_connections=None, max_keepalive_connections=32, keepalive_expiry=keepalive
+        )
+        return cls(
+            httpx.AsyncClient(limits=limits, verify=tls, follow_redirects=False, trust_env=False)
+        )
+
+    async def send(
+        self, upstream: Upstream, out: Outgoing
+    ) -> tuple[Response, AsyncIterator[bytes]]:
+        timeout = httpx.Timeout(upstream.timeout, connect=upstream.connect_timeout)
+        request = self._client.build_request(
+            out.method,
+            _url(upstream, out),
+            headers=_headers(upstream, out),
+            content=out.body if out.method == "POST" else None,
+            extensions={"timeout": timeout.as_dict()},
+        )
+        try:
+            response = await self._client.send(request, stream=True)
+        except httpx.TimeoutException:
+            raise UpstreamTimeout(f"upstream {upstream.name} did not answer in time") from None
+        except httpx.TransportError as exc:
+            dropped = isinstance(exc, httpx.RemoteProtocolError)
+            raise UpstreamBroke(
+                f"upstream {upstream.name} is unreachable", dropped=dropped
+            ) from None
+        return response, _httpx_body(response)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
+async def _httpx_body(response: httpx.Response) -> AsyncIterator[bytes]:
+    try:
+        async for chunk in response.aiter_bytes():
+            yield chunk
+    except httpx.TimeoutException:
+        raise UpstreamTimeout("the upstream stopped sending") from None
+    except httpx.DecodingError:
+        raise UpstreamBroke("the upstream's body could not be decoded") from None
+    except httpx.TransportError:
+        raise UpstreamBroke("the upstream connection broke") from None
 
 
 def auth_headers(upstream: Upstream) -> dict[str, str]:
@@ -140,28 +250,140 @@ def auth_headers(upstream: Upstream) -> dict[str, str]:
     return {"authorization": f"Bearer {key}"}
 
 
-def _request(client: httpx.AsyncClient, upstream: Upstream, out: Outgoing) -> httpx.Request:
-    url = upstream.base_url + out.path
-    if urlsplit(url).netloc != urlsplit(upstream.base_url).netloc:  # pragma: no cover - guard
-        raise GatewayError(400, "model: not a valid model name", param="model")
-    headers = {
-        **({"content-type": "application/json"} if out.method == "POST" else {}),
-        "accept-encoding": "identity",
-        **out.headers,
-        **dict(upstream.headers),
-        **auth_headers(upstream),
-    }
-    timeout = httpx.Timeout(upstream.timeout, connect=upstream.connect_timeout)
-    content = out.body if out.method == "POST" else None
-    return client.build_request(
-        out.method, url, headers=headers, content=content, extensions={"timeout": timeout.as_dict()}
-    )
+class AiohttpClient:
+    """:class:`UpstreamClient` over one pooled ``aiohttp.ClientSession``.
+
+    A body read returns everything the socket holds, so an answer that
+    arrives at once is relayed at once. Proxy variables are not read
+    (``trust_env`` off), redirects are returned, not followed, and no cookie
+    is kept from one request to the next. Idle connections are closed on the
+    pool's own timer after ``keepalive`` seconds.
+    """
+
+    def __init__(self, tls: ssl.SSLContext, keepalive: float) -> None:
+        import aiohttp
+        import yarl
+
+        self._aiohttp = aiohttp
+        self._encoding_error = aiohttp.http_exceptions.ContentEncodingError
+        self._url = yarl.URL
+        connector = aiohttp.TCPConnector(limit=0, ssl=tls, keepalive_timeout=keepalive)
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            trust_env=False,
+            cookie_jar=aiohttp.DummyCookieJar(),
+            timeout=aiohttp.ClientTimeout(total=None),
+        )
+
+    async def send(
+        self, upstream: Upstream, out: Outgoing
+    ) -> tuple[Response, AsyncIterator[bytes]]:
+        aiohttp = self._aiohttp
+        timeout = aiohttp.ClientTimeout(
+            total=None, connect=upstream.connect_timeout, sock_read=upstream.timeout
+        )
+        try:
+            response = await self._session.request(
+                out.method,
+                self._url(_url(upstream, out), encoded=True),
+                headers=_headers(upstream, out),
+                data=out.body if out.method == "POST" else None,
+                allow_redirects=False,
+                timeout=timeout,
+            )
+        except asyncio.TimeoutError:
+            raise UpstreamTimeout(f"upstream {upstream.name} did not answer in time") from None
+        except aiohttp.ClientError as exc:
+            dropped = isinstance(exc, aiohttp.ServerDisconnectedError)
+            raise UpstreamBroke(
+                f"upstream {upstream.name} is unreachable", dropped=dropped
+            ) from None
+        return _AiohttpResponse(response), self._body(response, upstream.timeout)
+
+    async def _body(self, response: aiohttp.ClientResponse, idle: float) -> AsyncIterator[bytes]:
+        """Everything the socket holds at each read; :class:`UpstreamTimeout`
+        after ``idle`` seconds of waiting for bytes."""
+        reader = response.content
+        watch = _IdleWatch(reader, idle)
+        try:
+            while True:
+                watch.start()
+                chunk = await reader.readany()
+                watch.since = None
+                if not chunk:
+                    return
+                yield chunk
+        except asyncio.TimeoutError:
+            raise UpstreamTimeout("the upstream stopped sending") from None
+        except self._aiohttp.ClientError as exc:
+            if isinstance(exc.__cause__, self._encoding_error):
+                raise UpstreamBroke("the upstream's body could not be decoded") from None
+            raise UpstreamBroke("the upstream connection broke") from None
+        finally:
+            watch.stop()
+
+    async def aclose(self) -> None:
+        await self._session.close()
 
 
-async def read_capped(response: httpx.Response, limit: int) -> bytes:
-    """Up to ``limit`` bytes of ``response``'s body; the rest is not read."""
+class _AiohttpResponse:
+    """An ``aiohttp.ClientResponse`` as a :class:`Response`. Closing it closes
+    the connection unless the whole body was read (then the connection is
+    back in the pool already)."""
+
+    __slots__ = ("_response",)
+
+    def __init__(self, response: aiohttp.ClientResponse) -> None:
+        self._response = response
+
+    @property
+    def status_code(self) -> int:
+        return self._response.status
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        return self._response.headers
+
+    async def aclose(self) -> None:
+        self._response.close()
+
+
+class _IdleWatch:
+    """Ends a body read that has waited ``seconds`` for bytes: aiohttp's
+    ``sock_read`` timer is not armed for every wait (not for a malformed
+    chunk header once the body started). One timer per stream, re-armed only
+    when it falls due, so a read costs two clock reads; time the consumer
+    spends elsewhere (writing to a slow client) does not count."""
+
+    __slots__ = ("_handle", "_loop", "_reader", "_seconds", "since")
+
+    def __init__(self, reader: aiohttp.StreamReader, seconds: float) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._reader = reader
+        self._seconds = seconds
+        #: When the pending read began (None: no read pending).
+        self.since: float | None = None
+        self._handle = self._loop.call_later(seconds, self._check)
+
+    def start(self) -> None:
+        self.since = self._loop.time()
+
+    def _check(self) -> None:
+        since = self.since
+        if since is not None and self._loop.time() - since >= self._seconds:
+            self._reader.set_exception(UpstreamTimeout("the upstream stopped sending"))
+            return
+        due = self._loop.time() if since is None else since
+        self._handle = self._loop.call_at(due + self._seconds, self._check)
+
+    def stop(self) -> None:
+        self._handle.cancel()
+
+
+async def read_capped(response: AsyncIterator[bytes], limit: int) -> bytes:
+    """Up to ``limit`` bytes of a body; the rest is not read."""
     buf = bytearray()
-    async for chunk in body_bytes(response):
+    async for chunk in response:
         buf += chunk
         if len(buf) >= limit:
             break
@@ -172,17 +394,12 @@ def _retryable(status: int) -> bool:
     return status == 429 or status >= 500
 
 
-async def _first_bytes(response: httpx.Response) -> tuple[bytes, AsyncIterator[bytes]]:
-    rest = body_bytes(response)
-    try:
-        first = await rest.__anext__()
-    except StopAsyncIteration:
-        first = b""
-    return first, rest
+def _client(client: Client) -> UpstreamClient:
+    return HttpxClient(client) if isinstance(client, httpx.AsyncClient) else client
 
 
 async def open_first(
-    client: httpx.AsyncClient,
+    client: Client,
     upstreams: Sequence[Upstream],
     build: Callable[[Upstream], Outgoing],
 ) -> Opened:
@@ -196,8 +413,11 @@ async def open_first(
 
     The order, the retries on one upstream and their waits are
     ``retry.py``'s (weights, cool-down, ``retries``, ``backoff``,
-    ``Retry-After``).
+    ``Retry-After``). A connection the upstream closed before answering (the
+    race between reusing a kept-alive connection and the server closing it
+    as idle) is tried again on the same upstream.
     """
+    sender = _client(client)
     failure = GatewayError(502, "no upstream configured")
     attempts: list[str] = []
     for upstream in balance(upstreams):
@@ -211,7 +431,7 @@ async def open_first(
         tries = Tries(upstream)
         while True:
             with otel.attempt(upstream) as span:
-                result = await _attempt(client, upstream, span.outgoing(request))
+                result = await _attempt(sender, upstream, span.outgoing(request))
                 span.status(
                     result.response.status_code if isinstance(result, Opened) else result[0].status
                 )
@@ -226,37 +446,34 @@ async def open_first(
 
 
 async def _attempt(
-    client: httpx.AsyncClient, upstream: Upstream, out: Outgoing
+    client: UpstreamClient, upstream: Upstream, out: Outgoing
 ) -> Opened | tuple[GatewayError, bool]:
     """One try: the opened upstream, or (the failure, whether it was a dropped connection)."""
-    response: httpx.Response | None = None
+    response: Response | None = None
     try:
-        response = await client.send(_request(client, upstream, out), stream=True)
-        if not 200 <= response.status_code <= 599:  # no status a client could be given
+        response, body = await client.send(upstream, out)
+        status = response.status_code
+        if not 200 <= status <= 599:  # no status a client could be given
             await response.aclose()
             return GatewayError(
-                502, f"upstream {upstream.name} answered with HTTP status {response.status_code}"
+                502, f"upstream {upstream.name} answered with HTTP status {status}"
             ), False
-        if response.status_code >= 300:
-            body = await read_capped(response, _MAX_ERROR_BODY)
+        if status >= 300:
+            first = await read_capped(body, _MAX_ERROR_BODY)
             await response.aclose()
-            if not _retryable(response.status_code):
-                return Opened(upstream, response, body, _empty())
-            return GatewayError(
-                response.status_code,
-                upstream_message(body, response.status_code),
-                headers={k: v for k, v in response.headers.items() if k == "retry-after"},
-            ), False
-        first, rest = await _first_bytes(response)
-        return Opened(upstream, response, first, rest)
-    except httpx.TimeoutException:
+            if not _retryable(status):
+                return Opened(upstream, response, first, _empty())
+            asked = response.headers.get("retry-after")  # case-insensitive in both clients
+            retry_after = {"retry-after": asked} if asked is not None else {}
+            return GatewayError(status, upstream_message(first, status), headers=retry_after), False
+        return Opened(upstream, response, await anext(body, b""), body)
+    except UpstreamTimeout:
         failure = GatewayError(504, f"upstream {upstream.name} did not answer in time"), False
     except UpstreamBroke as exc:
-        status = 504 if exc.timeout else 502
-        failure = GatewayError(status, f"upstream {upstream.name}: {exc}"), False
-    except httpx.TransportError as exc:
-        dropped = response is None and isinstance(exc, httpx.RemoteProtocolError)
-        failure = GatewayError(502, f"upstream {upstream.name} is unreachable"), dropped
+        message = (
+            str(exc) if str(exc).startswith("upstream ") else f"upstream {upstream.name}: {exc}"
+        )
+        failure = GatewayError(502, message), exc.dropped
     except BaseException:  # cancelled: the client went away while we waited
         if response is not None:
             await response.aclose()
@@ -273,7 +490,7 @@ async def _empty() -> AsyncIterator[bytes]:
 
 
 async def fetch(
-    client: httpx.AsyncClient,
+    client: Client,
     upstreams: Sequence[Upstream],
     build: Callable[[Upstream], Outgoing],
     limit: int = _MAX_ERROR_BODY,

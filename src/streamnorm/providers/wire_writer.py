@@ -251,6 +251,12 @@ class WireEncoder:
     def on_start(self) -> bytes:
         return b""
 
+    def opening(self) -> bytes:
+        """The opening event a target sends before any content, once the
+        source has named itself and if it has not gone out yet (see
+        :meth:`StreamEncoder.opening`); ``b""`` for targets without one."""
+        return b""
+
     def on_text(self, event: TextDelta) -> bytes:
         raise NotImplementedError
 

@@ -212,6 +212,9 @@ class AnthropicEncoder(WireEncoder):
         }
         return frame({"type": "message_start", "message": message}, "message_start")
 
+    def opening(self) -> bytes:
+        return self._announce() if self.started and not self.terminated else b""
+
     def on_done(self, message: AssistantMessage) -> bytes:
         out = self._announce() + self._stop_current() + self._flush_all()
         delta = {"stop_reason": stop_value(message), "stop_sequence": None}
