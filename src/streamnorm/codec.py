@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from ._json import loads
 from .apis import ApiName, resolve_spoken_api
 from .events import Event
+from .hosts.wire import host_for, place
 from .messages import AssistantMessage, Message, ToolCallBlock, ToolResultMessage
 from .providers.anthropic import request as anthropic_request
 from .providers.anthropic import response as anthropic_response
@@ -125,12 +126,17 @@ def encode_request(
     sanitize: bool = True,
     foreign_thinking: ForeignThinking = DEFAULT_FOREIGN_THINKING,
     server_tools: str = "warn",
+    host_params: Mapping[str, str] | None = None,
 ) -> WireRequest:
     """``request`` as ``api``'s HTTP request (path, non-secret headers, body).
 
     ``provider`` names the host the request goes to; without it, the host of
     the newest assistant turn of the same api and model is taken (a history
-    read from a host goes back to it), else the host is unknown. With
+    read from a host goes back to it), else the host is unknown. A host of
+    the host table (``streamnorm.hosts``: a provider such as ``vertex``,
+    ``azure``, ``bedrock``, or a table name such as ``vertex-anthropic``)
+    gets its own path and body (``host_params`` fills its path's
+    placeholders, Azure's ``api_version``). With
     ``sanitize`` the history first goes through ``sanitize_messages_for_target``:
     another issuer's reasoning becomes text as ``foreign_thinking`` says
     (``"tagged"``, ``"text"`` or ``"drop"``), its signatures are removed, ids
@@ -148,6 +154,9 @@ def encode_request(
     messages = list(request.messages)
     if provider is None:
         provider = provider_in_history(messages, name, request.model)
+    host = host_for(provider, name)
+    if host is not None:
+        provider = host.provider
     history_warnings: tuple[SanitizeWarning, ...] = ()
     if sanitize:
         messages, history_warnings = sanitize_with_warnings(
@@ -163,6 +172,8 @@ def encode_request(
     own = (request.headers or {}).get(name)
     if own:
         wire = replace(wire, headers={**wire.headers, **own})
+    if host is not None:
+        wire = place(wire, host, request.model, request.stream, host_params)
     return replace(wire, warnings=warnings) if warnings else wire
 
 

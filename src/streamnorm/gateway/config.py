@@ -63,7 +63,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..apis import APIS, resolve_spoken_api
-from ..integrations.hosts import provider_for_url
+from ..hosts.identity import provider_for_url
 from ..models import Prices, ReasoningSpec, override_model
 from ..providers.server_tools import SERVER_TOOL_POLICIES
 from ..sanitize import DEFAULT_FOREIGN_THINKING, FOREIGN_THINKING_MODES, ForeignThinking
@@ -97,7 +97,7 @@ class Upstream:
     ``repr`` so that it cannot reach a log by accident. An upstream whose
     variable is unset is skipped like an unreachable one (``missing_key``), so
     one file can name more hosts than a deployment has keys for. ``provider``
-    defaults to the host of ``base_url`` (``integrations.hosts``): it issues
+    defaults to the host of ``base_url`` (``hosts.identity``): it issues
     the opaque state of its answers, which sanitize returns to that host only.
     """
 
