@@ -14,12 +14,14 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from ._json import loads
-from .apis import ApiName, resolve_spoken_api
+from .apis import ApiName, resolve_api, resolve_spoken_api
 from .events import Event
 from .hosts.wire import host_for, place
 from .messages import AssistantMessage, Message, ToolCallBlock, ToolResultMessage
 from .providers.anthropic import request as anthropic_request
 from .providers.anthropic import response as anthropic_response
+from .providers.bedrock_converse import request as converse_request
+from .providers.bedrock_invoke import request as invoke_request
 from .providers.codecbase import MediaTypes, refuse_unsendable_parts
 from .providers.google import request as google_request
 from .providers.google import response as google_response
@@ -91,6 +93,16 @@ _REQUESTS: dict[str, _RequestCodec] = {
     "openai-responses": responses_request,
     "openai-completions": completions_request,
     "google-generative-ai": google_request,
+    "bedrock-converse-stream": converse_request,
+    "bedrock-invoke-stream": invoke_request,
+}
+
+#: Request apis whose host is known without being named, and the api whose
+#: rules ``sanitize`` applies to their history (Bedrock serves Claude's
+#: signatures and ids, in Converse's or Anthropic's own shape).
+_BEDROCK_APIS = {
+    "bedrock-converse-stream": "anthropic-messages",
+    "bedrock-invoke-stream": "anthropic-messages",
 }
 
 _RESPONSES: dict[str, _ResponseCodec] = {
@@ -101,8 +113,15 @@ _RESPONSES: dict[str, _ResponseCodec] = {
 }
 
 
+def _request_api(api: ApiName) -> str:
+    """The request api ``api`` names: one of the four, or Bedrock's
+    Converse or Invoke (their bodies are written and read too)."""
+    name = resolve_api(api)
+    return name if name in _BEDROCK_APIS else resolve_spoken_api(name)
+
+
 def _codec(api: ApiName) -> _RequestCodec:
-    return _REQUESTS[resolve_spoken_api(api)]
+    return _REQUESTS[_request_api(api)]
 
 
 def _json_body(body: bytes | str | Mapping[str, Any], what: str) -> Mapping[str, Any]:
@@ -147,20 +166,27 @@ def encode_request(
     that lost opaque state on the way, and the tools and settings the api
     could not take as given.
     """
-    name = resolve_spoken_api(api)
+    name = _request_api(api)
     codec = _codec(name)
     refuse_unsendable_parts(request.messages, name, codec.MEDIA)
     request, tool_warnings = translate_server_tools(request, name, server_tools)
     messages = list(request.messages)
     if provider is None:
         provider = provider_in_history(messages, name, request.model)
+    if provider is None and name in _BEDROCK_APIS:
+        provider = "bedrock"
     host = host_for(provider, name)
     if host is not None:
         provider = host.provider
     history_warnings: tuple[SanitizeWarning, ...] = ()
     if sanitize:
+        messages = _bedrock_turns(messages, name)
         messages, history_warnings = sanitize_with_warnings(
-            messages, provider, request.model, api=name, foreign_thinking=foreign_thinking
+            messages,
+            provider,
+            request.model,
+            api=_BEDROCK_APIS.get(name, name),
+            foreign_thinking=foreign_thinking,
         )
     wire = codec.encode_request(request, messages, provider)
     warnings = (
@@ -175,6 +201,19 @@ def encode_request(
     if host is not None:
         wire = place(wire, host, request.model, request.stream, host_params)
     return replace(wire, warnings=warnings) if warnings else wire
+
+
+def _bedrock_turns(messages: list[Message], api: str) -> list[Message]:
+    """For a Bedrock api, the turns Bedrock issued through Converse or
+    Invoke labelled with the api whose rules ``sanitize`` applies: their
+    signatures are the same model's on the same host, valid in either."""
+    target = _BEDROCK_APIS.get(api)
+    if target is None:
+        return messages
+    return [
+        replace(m, api=target) if isinstance(m, AssistantMessage) and m.api in _BEDROCK_APIS else m
+        for m in messages
+    ]
 
 
 def _settings_dropped(request: Request, wire: WireRequest) -> tuple[SanitizeWarning, ...]:
@@ -282,7 +321,7 @@ def decode_request(
     (decoding on would lose the conversation); an id the store does not
     hold is :class:`UnknownResponse`.
     """
-    name = resolve_spoken_api(api)
+    name = _request_api(api)
     data = _json_body(body, "body")
     request = _codec(name).decode_request(data, path=path, provider=provider)
     if name == "openai-responses":
