@@ -60,6 +60,12 @@ ANTHROPIC_SSE = b"".join(
     ]
 )
 
+#: One Chat Completions stream: "ok", then [DONE].
+CHAT_SSE = (
+    b'data: {"id":"c1","object":"chat.completion.chunk","model":"gpt","choices":'
+    b'[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+)
+
 
 def error_body(kind: str, message: str) -> bytes:
     return json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()

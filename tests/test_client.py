@@ -24,7 +24,7 @@ from streamnorm import (
     UserMessage,
 )
 
-from .client_support import ScriptedServer, Step, error_body
+from .client_support import CHAT_SSE, ScriptedServer, Step, error_body
 
 REQUEST = Request(model="claude-x", messages=(UserMessage("Hello"),), max_tokens=32)
 FAST = RetryPolicy(max_retries=2, initial=0.01, max_delay=0.02)
@@ -133,11 +133,7 @@ async def test_async_stream_retries_and_records_the_issuer() -> None:
 
 
 def test_azure_through_the_client_sends_deployment_path_and_api_key() -> None:
-    chat = (
-        b'data: {"id":"c1","object":"chat.completion.chunk","model":"gpt","choices":'
-        b'[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
-    )
-    with ScriptedServer([Step(body=chat)]) as server:
+    with ScriptedServer([Step(body=CHAT_SSE)]) as server:
         env = {"AZURE_OPENAI_ENDPOINT": server.url, "AZURE_OPENAI_API_KEY": "az-secret"}
         message = Client(env=env, retry=FAST).complete(
             Request(model="my-dep", messages=(UserMessage("hi"),)), host="azure"
