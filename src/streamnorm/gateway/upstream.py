@@ -15,12 +15,13 @@ upstream body bytes), so the client sees one answer either way.
 from __future__ import annotations
 
 import ssl
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import httpx
 
+from ..hosts import auth as hosts_auth
 from .config import Upstream
 from .errors import GatewayError, upstream_message
 
@@ -93,10 +94,13 @@ class Opened:
 
 
 def auth_headers(upstream: Upstream) -> dict[str, str]:
-    """The upstream's credential in its API's own header (none without a key)."""
+    """The upstream's credential in its API's own header, or in the header
+    of the key scheme its ``auth`` names (none without a key)."""
     key = upstream.api_key
     if not key:
         return {}
+    if upstream.auth is not None:
+        return hosts_auth.auth_headers(upstream.auth, key)
     if upstream.api == "anthropic-messages":
         return {"x-api-key": key}
     if upstream.api == "google-generative-ai":
@@ -117,9 +121,24 @@ def _request(client: httpx.AsyncClient, upstream: Upstream, out: Outgoing) -> ht
     }
     timeout = httpx.Timeout(upstream.timeout, connect=upstream.connect_timeout)
     content = out.body if out.method == "POST" else None
+    if upstream.auth is not None:
+        headers.update(_signed(upstream, out.method, url, headers, content or b""))
     return client.build_request(
         out.method, url, headers=headers, content=content, extensions={"timeout": timeout.as_dict()}
     )
+
+
+def _signed(
+    upstream: Upstream, method: str, url: str, headers: dict[str, str], body: bytes
+) -> Mapping[str, str]:
+    """The headers of the upstream's cloud auth scheme (SigV4, Google OAuth,
+    Entra); a missing library or credential is the upstream's 502."""
+    try:
+        region = dict(upstream.host_params).get("region")
+        signer = hosts_auth.kept_signer(upstream.auth or "none", region)
+        return signer(method, url, headers, body) if signer is not None else {}
+    except (ImportError, ValueError) as exc:
+        raise GatewayError(502, f"upstream {upstream.name}: {exc}") from None
 
 
 async def read_capped(response: httpx.Response, limit: int) -> bytes:

@@ -14,12 +14,21 @@ error, a log line or a ``repr``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from .table import AuthScheme
 
-__all__ = ["KEY_HEADERS", "Signer", "auth_headers", "azure_entra", "google_oauth", "sigv4"]
+__all__ = [
+    "KEY_HEADERS",
+    "Signer",
+    "auth_headers",
+    "azure_entra",
+    "google_oauth",
+    "kept_signer",
+    "sigv4",
+]
 
 #: A signer: ``(method, url, headers, body) -> headers to add``.
 Signer = Callable[[str, str, Mapping[str, str], bytes], Mapping[str, str]]
@@ -113,3 +122,19 @@ def auth_headers(scheme: AuthScheme, key: str | None) -> dict[str, str]:
         return {}
     header, prefix = KEY_HEADERS[scheme]
     return {header: prefix + key}
+
+
+@functools.lru_cache(maxsize=32)
+def kept_signer(scheme: AuthScheme, region: str | None = None) -> Signer | None:
+    """The signer of a cloud scheme, made once and kept (credentials read
+    and tokens refreshed as they expire, not per request); None for a key
+    scheme. ``region`` is SigV4's."""
+    if scheme == "sigv4":
+        if not region:
+            raise ValueError("sigv4: no region (host_params.region)")
+        return sigv4(region)
+    if scheme == "google-oauth":
+        return google_oauth()
+    if scheme == "azure-entra":
+        return azure_entra()
+    return None
