@@ -2,6 +2,7 @@
 
 from . import samples
 from .apis import APIS, READ_ONLY_APIS, ApiName, KnownApiName, WireApi, resolve_api
+from .client import Client, ClientError, RetryPolicy
 from .codec import (
     ResponseHistory,
     UnknownItem,
@@ -33,6 +34,7 @@ from .events import (
     UsageUpdate,
     event_from_dict,
 )
+from .hosts import HOSTS, Host
 from .inline import NormalizingStream, ParserOutput, ToolCallParser, get_parser
 from .messages import (
     AssistantMessage,
@@ -69,17 +71,21 @@ from .tokens import TokenCount, count_request, count_tokens, estimate_tokens, re
 
 __all__ = [
     "APIS",
+    "HOSTS",
     "READ_ONLY_APIS",
     "ApiName",
     "ArgsOp",
     "AssistantMessage",
     "BlockEnd",
+    "Client",
+    "ClientError",
     "ContentBlock",
     "CostBreakdown",
     "DocumentBlock",
     "Done",
     "Error",
     "Event",
+    "Host",
     "ImageBlock",
     "KnownApiName",
     "Message",
@@ -96,6 +102,7 @@ __all__ = [
     "Request",
     "ResponseFormat",
     "ResponseHistory",
+    "RetryPolicy",
     "SanitizeWarning",
     "Start",
     "StopReason",

@@ -44,7 +44,7 @@ from .events import (
     tool_call_delta,
     usage_update,
 )
-from .integrations.hosts import provider_for_response
+from .hosts.identity import provider_for_response
 from .messages import (
     AssistantMessage,
     ContentBlock,
@@ -257,7 +257,7 @@ class MessageBuilder:
     calls end at the terminal without being presumed cut off. ``call_id``
     makes the ids of tool calls that have none (never one already used in
     the message). ``provider`` names the host; without it, the host the
-    stream's response id proves (``integrations.hosts.provider_for_response``)
+    stream's response id proves (``hosts.identity.provider_for_response``)
     is recorded, on ``Start`` and on the message.
     """
 

@@ -14,11 +14,14 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from ._json import loads
-from .apis import ApiName, resolve_spoken_api
+from .apis import ApiName, resolve_api, resolve_spoken_api
 from .events import Event
+from .hosts.wire import host_for, place
 from .messages import AssistantMessage, Message, ToolCallBlock, ToolResultMessage
 from .providers.anthropic import request as anthropic_request
 from .providers.anthropic import response as anthropic_response
+from .providers.bedrock_converse import request as converse_request
+from .providers.bedrock_invoke import request as invoke_request
 from .providers.codecbase import MediaTypes, check_parts
 from .providers.google import request as google_request
 from .providers.google import response as google_response
@@ -91,6 +94,16 @@ _REQUESTS: dict[str, _RequestCodec] = {
     "openai-responses": responses_request,
     "openai-completions": completions_request,
     "google-generative-ai": google_request,
+    "bedrock-converse-stream": converse_request,
+    "bedrock-invoke-stream": invoke_request,
+}
+
+#: Request apis whose host is known without being named, and the api whose
+#: rules ``sanitize`` applies to their history (Bedrock serves Claude's
+#: signatures and ids, in Converse's or Anthropic's own shape).
+_BEDROCK_APIS = {
+    "bedrock-converse-stream": "anthropic-messages",
+    "bedrock-invoke-stream": "anthropic-messages",
 }
 
 _RESPONSES: dict[str, _ResponseCodec] = {
@@ -101,8 +114,15 @@ _RESPONSES: dict[str, _ResponseCodec] = {
 }
 
 
+def _request_api(api: ApiName) -> str:
+    """The request api ``api`` names: one of the four, or Bedrock's
+    Converse or Invoke (their bodies are written and read too)."""
+    name = resolve_api(api)
+    return name if name in _BEDROCK_APIS else resolve_spoken_api(name)
+
+
 def _codec(api: ApiName) -> _RequestCodec:
-    return _REQUESTS[resolve_spoken_api(api)]
+    return _REQUESTS[_request_api(api)]
 
 
 def _json_body(body: bytes | str | Mapping[str, Any], what: str) -> Mapping[str, Any]:
@@ -126,12 +146,17 @@ def encode_request(
     sanitize: bool = True,
     foreign_thinking: ForeignThinking = DEFAULT_FOREIGN_THINKING,
     server_tools: str = "warn",
+    host_params: Mapping[str, str] | None = None,
 ) -> WireRequest:
     """``request`` as ``api``'s HTTP request (path, non-secret headers, body).
 
     ``provider`` names the host the request goes to; without it, the host of
     the newest assistant turn of the same api and model is taken (a history
-    read from a host goes back to it), else the host is unknown. With
+    read from a host goes back to it), else the host is unknown. A host of
+    the host table (``streamnorm.hosts``: a provider such as ``vertex``,
+    ``azure``, ``bedrock``, or a table name such as ``vertex-anthropic``)
+    gets its own path and body (``host_params`` fills its path's
+    placeholders, Azure's ``api_version``). With
     ``sanitize`` the history first goes through ``sanitize_messages_for_target``:
     another issuer's reasoning becomes text as ``foreign_thinking`` says
     (``"tagged"``, ``"text"`` or ``"drop"``), its signatures are removed, ids
@@ -142,17 +167,27 @@ def encode_request(
     that lost opaque state on the way, and the tools and settings the api
     could not take as given.
     """
-    name = resolve_spoken_api(api)
+    name = _request_api(api)
     codec = _codec(name)
     part_warnings = check_parts(request.messages, name, codec.MEDIA)
     request, tool_warnings = translate_server_tools(request, name, server_tools)
     messages = list(request.messages)
     if provider is None:
         provider = provider_in_history(messages, name, request.model)
+    if provider is None and name in _BEDROCK_APIS:
+        provider = "bedrock"
+    host = host_for(provider, name)
+    if host is not None:
+        provider = host.provider
     history_warnings: tuple[SanitizeWarning, ...] = ()
     if sanitize:
+        messages = _bedrock_turns(messages, name)
         messages, history_warnings = sanitize_with_warnings(
-            messages, provider, request.model, api=name, foreign_thinking=foreign_thinking
+            messages,
+            provider,
+            request.model,
+            api=_BEDROCK_APIS.get(name, name),
+            foreign_thinking=foreign_thinking,
         )
     wire = codec.encode_request(request, messages, provider)
     warnings = (
@@ -165,7 +200,22 @@ def encode_request(
     own = (request.headers or {}).get(name)
     if own:
         wire = replace(wire, headers={**wire.headers, **own})
+    if host is not None:
+        wire = place(wire, host, request.model, request.stream, host_params)
     return replace(wire, warnings=warnings) if warnings else wire
+
+
+def _bedrock_turns(messages: list[Message], api: str) -> list[Message]:
+    """For a Bedrock api, the turns Bedrock issued through Converse or
+    Invoke labelled with the api whose rules ``sanitize`` applies: their
+    signatures are the same model's on the same host, valid in either."""
+    target = _BEDROCK_APIS.get(api)
+    if target is None:
+        return messages
+    return [
+        replace(m, api=target) if isinstance(m, AssistantMessage) and m.api in _BEDROCK_APIS else m
+        for m in messages
+    ]
 
 
 def _settings_dropped(request: Request, wire: WireRequest) -> tuple[SanitizeWarning, ...]:
@@ -319,7 +369,7 @@ def decode_request(
     the stored items they name (:class:`UnknownItem` for one the store does
     not hold); without a store they stay opaque blocks of the Responses API.
     """
-    name = resolve_spoken_api(api)
+    name = _request_api(api)
     data = _json_body(body, "body")
     if name == "openai-responses":
         data = _with_items(data, store)

@@ -11,7 +11,7 @@ exactly what the other api cannot take.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +72,16 @@ class Tool:
             "cache": self.cache,
             "extra": _plain(self.extra),
         }
+
+    @classmethod
+    def from_function(cls, fn: Callable[..., Any], *, strict: bool | None = None) -> Tool:
+        """The tool ``fn`` is: its name, its docstring's first paragraph as
+        the description, JSON Schema of its parameters from the signature's
+        types and the docstring's ``Args:`` (``streamnorm.toolschema``)."""
+        from .toolschema import function_schema
+
+        name, description, parameters = function_schema(fn)
+        return cls(name, description, parameters, strict)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Tool:

@@ -75,7 +75,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..apis import APIS, resolve_spoken_api
-from ..integrations.hosts import provider_for_url
+from ..hosts.identity import provider_for_url
+from ..hosts.table import AUTH_SCHEMES, AuthScheme
 from ..models import Prices, ReasoningSpec, override_model
 from ..providers.server_tools import SERVER_TOOL_POLICIES
 from ..sanitize import DEFAULT_FOREIGN_THINKING, FOREIGN_THINKING_MODES, ForeignThinking
@@ -140,9 +141,13 @@ class Upstream:
     ``repr`` so that it cannot reach a log by accident. An upstream whose
     variable is unset is skipped like an unreachable one (``missing_key``), so
     one file can name more hosts than a deployment has keys for. ``provider``
-    defaults to the host of ``base_url`` (``integrations.hosts``): it issues
+    defaults to the host of ``base_url`` (``hosts.identity``): it issues
     the opaque state of its answers, which sanitize returns to that host only.
     ``retries``, ``backoff``, ``weight`` and ``cooldown`` are ``retry.py``'s.
+    ``auth`` names the auth scheme (``streamnorm.hosts``: ``sigv4``,
+    ``google-oauth``, ``azure-entra``, or a key header such as ``api-key``)
+    instead of the API's own key header; ``host_params`` fill the host's
+    path (Azure's ``api_version``) and give SigV4 its ``region``.
     """
 
     name: str
@@ -159,6 +164,8 @@ class Upstream:
     weight: float | None = None
     cooldown: float = 0.0
     api_key: str | None = field(default=None, repr=False, compare=False)
+    auth: AuthScheme | None = None
+    host_params: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.provider is None:
@@ -403,6 +410,8 @@ def _upstream(name: str, table: Mapping[str, Any], env: Mapping[str, str]) -> Up
             "connect_timeout",
             "provider",
             *_RETRY_KEYS,
+            "auth",
+            "host_params",
         },
     )
     api_name = _str(table, "api", where, required=True)
@@ -418,10 +427,7 @@ def _upstream(name: str, table: Mapping[str, Any], env: Mapping[str, str]) -> Up
         raise ValueError(f"{where}base_url: {base_url!r} must be an http(s) URL without a query")
     key_env = _str(table, "api_key_env", where)
     key = (env.get(key_env) or None) if key_env else None
-    headers = _table(table, "headers", f"{where}headers")
-    for hname, value in headers.items():
-        if not isinstance(value, str):
-            raise ValueError(f"{where}headers.{hname}: must be a string")
+    headers = _str_table(table, "headers", where)
     return Upstream(
         name=name,
         api=api,
@@ -434,6 +440,8 @@ def _upstream(name: str, table: Mapping[str, Any], env: Mapping[str, str]) -> Up
         provider=_str(table, "provider", where),
         **_retry(table, where),
         api_key=key,
+        auth=_auth(table, where),
+        host_params=tuple(_str_table(table, "host_params", where).items()),
     )
 
 
@@ -457,6 +465,16 @@ def _retry(table: Mapping[str, Any], where: str) -> dict[str, Any]:
             raise ValueError(f"{where}weight: a positive number is required")
         out["weight"] = float(weight)
     return out
+
+
+def _auth(table: Mapping[str, Any], where: str) -> AuthScheme | None:
+    scheme = _str(table, "auth", where)
+    if scheme is None:
+        return None
+    for known in AUTH_SCHEMES:
+        if scheme == known:
+            return known
+    raise ValueError(f"{where}auth: {scheme!r} is not one of {', '.join(AUTH_SCHEMES)}")
 
 
 def _route(
@@ -499,6 +517,15 @@ def _table(table: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
     value = table.get(key, {})
     if not isinstance(value, Mapping):
         raise ValueError(f"{where}: must be a table")
+    return value
+
+
+def _str_table(table: Mapping[str, Any], key: str, where: str) -> Mapping[str, str]:
+    """A table of strings (``headers``, ``host_params``)."""
+    value = _table(table, key, f"{where}{key}")
+    for name, item in value.items():
+        if not isinstance(item, str):
+            raise ValueError(f"{where}{key}.{name}: must be a string")
     return value
 
 

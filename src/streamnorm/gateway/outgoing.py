@@ -28,6 +28,7 @@ from ..codec import (
     decode_request,
     encode_request,
 )
+from ..hosts.wire import host_for
 from ..providers.openai_responses.request import with_reasoning_continuity
 from ..request import Request
 from ..sanitize import DEFAULT_FOREIGN_THINKING, ForeignThinking, SanitizeWarning
@@ -53,6 +54,13 @@ def _path_model(model: str) -> str:
     if not PATH_MODEL.fullmatch(model):
         raise GatewayError(400, f"model: {model!r} is not a model name", param="model")
     return model
+
+
+def _placed(up: Upstream) -> bool:
+    """Whether the upstream is a host with its own paths (Vertex, Azure):
+    its requests are written for it even from a client of the same API."""
+    host = host_for(up.provider, up.api)
+    return host is not None and bool(host.paths)
 
 
 def allowed_betas(
@@ -168,7 +176,7 @@ class ClientRequest:
 
     def for_upstream(self, up: Upstream) -> Outgoing:
         """What ``up`` is sent: the same request, or the translated one."""
-        if up.api == self.call.api and not self.expanded:
+        if up.api == self.call.api and not self.expanded and not _placed(up):
             outgoing, self.warnings[up.name] = same_api_request(
                 self.call, up, self._headers, self._betas
             )
@@ -194,6 +202,7 @@ class ClientRequest:
                 provider=up.provider,
                 foreign_thinking=self._foreign_thinking,
                 server_tools=self._server_tools,
+                host_params=dict(up.host_params),
             )
         except ValueError as exc:  # the request cannot be said in the upstream's API
             raise GatewayError(400, str(exc)) from None

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from ..hosts import auth as hosts_auth
 from . import otel
 from .config import UPSTREAM_CLIENTS, Upstream
 from .errors import GatewayError, upstream_message
@@ -167,14 +168,19 @@ class Clients:
 
 def _headers(upstream: Upstream, out: Outgoing) -> dict[str, str]:
     """What the upstream is sent: the request's headers, the upstream's own,
-    and its key in its API's header (never another upstream's)."""
-    return {
+    and its key in its API's header or its cloud auth scheme's signature
+    (never another upstream's)."""
+    headers = {
         **({"content-type": "application/json"} if out.method == "POST" else {}),
         "accept-encoding": "identity",
         **out.headers,
         **dict(upstream.headers),
         **auth_headers(upstream),
     }
+    if upstream.auth is not None:
+        body = out.body if out.method == "POST" else b""
+        headers.update(_signed(upstream, out.method, _url(upstream, out), headers, body))
+    return headers
 
 
 def _url(upstream: Upstream, out: Outgoing) -> str:
@@ -239,10 +245,13 @@ async def _httpx_body(response: httpx.Response) -> AsyncIterator[bytes]:
 
 
 def auth_headers(upstream: Upstream) -> dict[str, str]:
-    """The upstream's credential in its API's own header (none without a key)."""
+    """The upstream's credential in its API's own header, or in the header
+    of the key scheme its ``auth`` names (none without a key)."""
     key = upstream.api_key
     if not key:
         return {}
+    if upstream.auth is not None:
+        return hosts_auth.auth_headers(upstream.auth, key)
     if upstream.api == "anthropic-messages":
         return {"x-api-key": key}
     if upstream.api == "google-generative-ai":
@@ -378,6 +387,19 @@ class _IdleWatch:
 
     def stop(self) -> None:
         self._handle.cancel()
+
+
+def _signed(
+    upstream: Upstream, method: str, url: str, headers: dict[str, str], body: bytes
+) -> Mapping[str, str]:
+    """The headers of the upstream's cloud auth scheme (SigV4, Google OAuth,
+    Entra); a missing library or credential is the upstream's 502."""
+    try:
+        region = dict(upstream.host_params).get("region")
+        signer = hosts_auth.kept_signer(upstream.auth or "none", region)
+        return signer(method, url, headers, body) if signer is not None else {}
+    except (ImportError, ValueError) as exc:
+        raise GatewayError(502, f"upstream {upstream.name}: {exc}") from None
 
 
 async def read_capped(response: AsyncIterator[bytes], limit: int) -> bytes:

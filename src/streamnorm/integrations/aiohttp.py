@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 
 from ..apis import ApiName
 from ..events import Event
+from ..hosts.identity import with_provider
 from ..normalizer import anormalize
 from ..options import NormalizerOptions
-from .hosts import with_provider
 from .idle import check_idle_timeout, idle_limited
 from .status import aiter_with_status
 

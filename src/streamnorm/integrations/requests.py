@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..apis import ApiName
 from ..events import Event
+from ..hosts.identity import with_provider
 from ..normalizer import normalize
 from ..options import NormalizerOptions
-from .hosts import with_provider
 from .status import iter_with_status
 
 if TYPE_CHECKING:

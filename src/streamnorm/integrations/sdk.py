@@ -45,7 +45,7 @@ from ..options import NormalizerOptions
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
-from .hosts import with_provider
+from ..hosts.identity import with_provider
 from .idle import check_idle_timeout, idle_limited
 from .status import aiter_with_status, iter_with_status
 

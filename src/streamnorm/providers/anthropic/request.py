@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
+from urllib.parse import unquote
 
 from ...envelope import Envelope
 from ...messages import (
@@ -742,8 +743,8 @@ def _model_from_path(path: str | None) -> str | None:
     path = path.split("?", 1)[0]
     if "/models/" in path:
         return path.rsplit("/models/", 1)[1].split(":", 1)[0] or None
-    if path.startswith("/model/"):
-        return path[len("/model/") :].split("/", 1)[0] or None
+    if path.startswith("/model/"):  # the id is URL-quoted (``…-v1%3A0``, ARNs)
+        return unquote(path[len("/model/") :].split("/", 1)[0]) or None
     return None
 
 
