@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .ledger import SCHEMA, Ledger
+from .postgres import open_postgres, psycopg_module
 
 __all__ = ["PostgresLedger"]
 
@@ -36,25 +37,14 @@ class PostgresLedger(Ledger):
 
     def __init__(self, url: str) -> None:
         super().__init__()
-        try:
-            import psycopg
-        except ImportError:
-            raise ValueError(
-                "a postgresql:// store needs psycopg: pip install 'streamnorm[postgres]'"
-            ) from None
-        self._psycopg: Any = psycopg
+        self._psycopg: Any = psycopg_module()
         self._url = url
         self._conn: Any = None
         self._lock = threading.Lock()
 
     def _connect(self) -> Any:
         if self._conn is None or self._conn.closed or self._conn.broken:
-            conn = self._psycopg.connect(self._url, autocommit=True)
-            with conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-                for statement in SCHEMA:
-                    conn.execute(statement)
-            self._conn = conn
+            self._conn = open_postgres(self._psycopg, self._url, SCHEMA, _SCHEMA_LOCK)
         return self._conn
 
     @contextmanager

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .ledger import SCHEMA, Ledger
+from .sqlite import open_sqlite
 
 __all__ = ["SQLiteLedger"]
 
@@ -28,15 +29,7 @@ class SQLiteLedger(Ledger):
 
     def _connect(self) -> sqlite3.Connection:
         if self._conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(
-                self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False
-            )
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            for statement in SCHEMA:
-                conn.execute(statement)
-            self._conn = conn
+            self._conn = open_sqlite(self.path, self._busy_timeout, SCHEMA)
         return self._conn
 
     @contextmanager

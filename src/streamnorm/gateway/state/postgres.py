@@ -37,31 +37,42 @@ _ORPHANS = (
 )
 
 
+def psycopg_module() -> Any:
+    """psycopg 3, or a ``ValueError`` saying which extra brings it."""
+    try:
+        import psycopg
+    except ImportError:
+        raise ValueError(
+            "a postgresql:// store needs psycopg: pip install 'streamnorm[postgres]'"
+        ) from None
+    return psycopg
+
+
+def open_postgres(psycopg: Any, url: str, schema: Sequence[str], lock: int) -> Any:
+    """An autocommit connection to ``url`` with ``schema``'s statements run
+    under the advisory lock ``lock``: one creator at a time, since concurrent
+    ``CREATE ... IF NOT EXISTS`` can collide."""
+    conn = psycopg.connect(url, autocommit=True)
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock,))
+        for statement in schema:
+            conn.execute(statement)
+    return conn
+
+
 class PostgresStore(ResponseStore):
     """Stored responses in the PostgreSQL database at ``url``."""
 
     def __init__(self, url: str, retention: Retention | None = None) -> None:
         super().__init__(retention)
-        try:
-            import psycopg
-        except ImportError:
-            raise ValueError(
-                "a postgresql:// store needs psycopg: pip install 'streamnorm[postgres]'"
-            ) from None
-        self._psycopg: Any = psycopg
+        self._psycopg: Any = psycopg_module()
         self._url = url
         self._conn: Any = None
         self._lock = threading.Lock()
 
     def _connect(self) -> Any:
         if self._conn is None or self._conn.closed or self._conn.broken:
-            conn = self._psycopg.connect(self._url, autocommit=True)
-            with conn.transaction():
-                # One creator at a time: concurrent CREATE ... IF NOT EXISTS can collide.
-                conn.execute("SELECT pg_advisory_xact_lock(7316021)")
-                for statement in _SCHEMA:
-                    conn.execute(statement)
-            self._conn = conn
+            self._conn = open_postgres(self._psycopg, self._url, _SCHEMA, 7316021)
         return self._conn
 
     def _save(self, response: StoredResponse) -> None:

@@ -35,6 +35,20 @@ _IDS_PER_QUERY = 500
 _ORPHANS = "DELETE FROM response_items WHERE response_id NOT IN (SELECT id FROM responses)"
 
 
+def open_sqlite(path: Path, busy_timeout: float, schema: Sequence[str]) -> sqlite3.Connection:
+    """A connection to the SQLite file at ``path`` (created with its folder on
+    first use) in WAL mode, ``schema``'s statements run; shared by threads."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(
+        path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+    )
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    for statement in schema:
+        conn.execute(statement)
+    return conn
+
+
 class SQLiteStore(ResponseStore):
     """Stored responses in the SQLite file at ``path``."""
 
@@ -49,15 +63,7 @@ class SQLiteStore(ResponseStore):
 
     def _connect(self) -> sqlite3.Connection:
         if self._conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(
-                self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False
-            )
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            for statement in _SCHEMA:
-                conn.execute(statement)
-            self._conn = conn
+            self._conn = open_sqlite(self.path, self._busy_timeout, _SCHEMA)
         return self._conn
 
     @contextmanager
