@@ -371,13 +371,20 @@ def _user() -> dict[str, str]:
 
 
 async def _asgi(
-    app: Any, path: str, body: dict[str, Any], times: list[float] | None = None
+    app: Any,
+    path: str,
+    body: dict[str, Any],
+    times: list[float] | None = None,
+    *,
+    sent: list[Message] | None = None,
+    keep_clients: bool = False,
 ) -> list[bytes]:
     """The non-empty bodies ``app`` sends for one request (``times``: when
-    each was sent, by the monotonic clock)."""
+    each was sent, by the monotonic clock; ``sent``: every message). The
+    app's upstream connections are closed after it unless ``keep_clients``."""
     import json
 
-    sent: list[Message] = []
+    sent = [] if sent is None else sent
     done = asyncio.Event()
     request = [{"type": "http.request", "body": json.dumps(body).encode(), "more_body": False}]
 
@@ -398,7 +405,8 @@ async def _asgi(
     try:
         await asyncio.wait_for(app(scope, receive, send), 10)
     finally:
-        await app._clients.aclose()
+        if not keep_clients:
+            await app._clients.aclose()
     assert sent[0]["status"] == 200
     return [m["body"] for m in sent if m["type"] == "http.response.body" and m["body"]]
 
@@ -437,6 +445,77 @@ async def test_an_event_is_not_held_back_for_the_next(path: str, extra: dict[str
         bodies = await _asgi(create_app(config), path, body, times)
     assert b"data:" in bodies[0] and times[0] - started < 0.5
     assert times[-1] - started >= 1.0
+
+
+def _ends_later(parts: list[bytes]) -> Handler:
+    """Answer every request with ``parts``, then, after a pause, the end of
+    the chunked body (as an upstream does that ends its body after its last
+    event), keeping the connection open."""
+    whole = chunked(parts)
+    end = len(b"0\r\n\r\n")
+
+    async def handler(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter, served: Served
+    ) -> None:
+        while await read_request(reader, served):
+            writer.write(whole[:-end])
+            await writer.drain()
+            await asyncio.sleep(0.02)
+            writer.write(whole[-end:])
+            await writer.drain()
+
+    return handler
+
+
+_ROUTES = [
+    ("/v1/chat/completions", {}, b"data: [DONE]"),
+    ("/v1/messages", {"max_tokens": 9}, b"event: message_stop"),
+]
+
+
+@pytest.mark.parametrize(("path", "extra", "last"), _ROUTES, ids=["same-API", "cross-API"])
+async def test_a_relayed_stream_leaves_its_upstream_connection_for_the_next(
+    path: str, extra: dict[str, Any], last: bytes
+) -> None:
+    """The stream is over for the client at its terminal event; the end of
+    the upstream's body, read after it, puts the connection back in the pool
+    (it used to be closed: a new connection, and a TLS handshake, per request)."""
+    async with raw_server(_ends_later(events())) as (url, served):
+        config = parse_config(
+            {
+                "upstreams": {"chat": {"api": "openai-completions", "base_url": url}},
+                "routes": [{"models": "*", "upstreams": ["chat"]}],
+            }
+        )
+        app = create_app(config)
+        body = {"model": "m", "stream": True, "messages": [_user()], **extra}
+        try:
+            for _ in range(3):
+                bodies = await _asgi(app, path, body, keep_clients=True)
+                assert last in bodies[-1]
+        finally:
+            await app._clients.aclose()
+    assert len(served.requests) == 3 and served.opened == 1
+
+
+@pytest.mark.parametrize(("path", "extra", "last"), _ROUTES, ids=["same-API", "cross-API"])
+async def test_the_last_event_goes_out_with_the_end_of_the_response(
+    path: str, extra: dict[str, Any], last: bytes
+) -> None:
+    """The stream's terminal event and the response's end are one message
+    (one write to the client's socket), not two."""
+    async with raw_server(_ends_later(events())) as (url, _):
+        config = parse_config(
+            {
+                "upstreams": {"chat": {"api": "openai-completions", "base_url": url}},
+                "routes": [{"models": "*", "upstreams": ["chat"]}],
+            }
+        )
+        sent: list[Message] = []
+        body = {"model": "m", "stream": True, "messages": [_user()], **extra}
+        await _asgi(create_app(config), path, body, sent=sent)
+    assert sent[-1]["type"] == "http.response.body" and not sent[-1].get("more_body")
+    assert last in sent[-1]["body"]
 
 
 def test_the_upstream_client_is_chosen_in_the_configuration() -> None:

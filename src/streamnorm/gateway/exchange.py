@@ -10,7 +10,15 @@ whole of its server interface.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, MutableMapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    MutableMapping,
+    Sequence,
+)
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
@@ -127,7 +135,7 @@ class Exchange:
         self._budget.take(n)
         self._held += n
 
-    async def metered(self, chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    async def metered(self, chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
         """``chunks``, each counted against the worker's budget as it comes
         (an answer's bytes are held until the exchange ends: a relay's
         message holds what it has read)."""

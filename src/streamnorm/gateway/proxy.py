@@ -32,7 +32,7 @@ from .relay import Passthrough, Relay
 from .state import new_response_id
 from .stored import StoredResponses
 from .translate import Translate
-from .upstream import Client, Opened, UpstreamBroke, open_first
+from .upstream import Client, Opened, UpstreamBroke, open_first, release
 
 __all__ = ["Proxy"]
 
@@ -244,22 +244,34 @@ async def _stream(
     head: tuple[str, Redactor],
     finish: Finish | None,
 ) -> None:
-    """Relay the stream until it ends or the client goes; the upstream is closed either way."""
+    """Relay the stream until it ends or the client goes. The upstream is
+    closed either way; after a whole stream the rest of its body is read
+    first (``upstream.release``), so that its connection can be kept."""
     pump = asyncio.create_task(_pump(ex, opened, relay, head, finish))
     gone = asyncio.create_task(ex.wait_disconnect())
+    whole = False
     try:
         await asyncio.wait({pump, gone}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         for task in (pump, gone):
             task.cancel()
         await asyncio.gather(pump, gone, return_exceptions=True)
-        await opened.response.aclose()
+        whole = _ended(pump, relay) and ex.record.error is None
+        if not whole:
+            await opened.response.aclose()
         ex.record.count(relay.message)
+    if whole:
+        await release(opened)
     if pump.cancelled():  # cancelled above because the client went first
         raise ClientGone
     error = pump.exception()
     if error is not None:
         raise error
+
+
+def _ended(pump: asyncio.Task[None], relay: Relay) -> bool:
+    """Whether the pump sent the client a stream the upstream ended itself."""
+    return not pump.cancelled() and pump.exception() is None and relay.closed
 
 
 async def _pump(
@@ -271,28 +283,41 @@ async def _pump(
 ) -> None:
     """Upstream chunks through the relay to the client, until the stream is
     over for the client: its terminal event (or a limit) ends the response
-    at once, and nothing more is read from the upstream."""
+    at once, and nothing more is read from the upstream. The bytes that end
+    the stream go out with the response's end, in one write."""
     content_type, redactor = head
     ex.hold(len(opened.first))
     out = relay.feed(opened.first)
     finish = await _finish_once(relay, finish)
     await ex.start(200, _header(content_type, redactor), {"cache-control": "no-cache"})
-    await ex.write(redactor.feed(out))
+    chunks = ex.metered(opened.rest)
     try:
-        async for chunk in _until_closed(relay, ex.metered(opened.rest)):
+        out = await _send_open(ex, relay, redactor.feed(out))
+        async for chunk in _until_closed(relay, chunks):
             data = relay.feed(chunk)
             finish = await _finish_once(relay, finish)
-            if data:
-                await ex.write(redactor.feed(data))
-        tail = relay.close()
+            out = await _send_open(ex, relay, redactor.feed(data))
+        tail = out + redactor.feed(relay.close())
         finish = await _finish_once(relay, finish)
     except UpstreamBroke as exc:
-        tail = relay.fail(f"{exc} before the stream ended")
+        tail = redactor.feed(relay.fail(f"{exc} before the stream ended"))
         ex.record.error = "upstream_timeout" if exc.timeout else "upstream_broke"
     except GatewayError as exc:  # the worker's bytes in flight are spent
-        tail = relay.fail(exc.message)
+        tail = redactor.feed(relay.fail(exc.message))
         ex.record.error = exc.message
-    await ex.write(redactor.feed(tail) + redactor.close(), more=False)
+    finally:
+        await chunks.aclose()
+    await ex.write(tail + redactor.close(), more=False)
+
+
+async def _send_open(ex: Exchange, relay: Relay, data: bytes) -> bytes:
+    """Send ``data`` while the stream is open; once the relay has read its
+    end, return it instead, to go out with the response's end."""
+    if relay.closed:
+        return data
+    if data:
+        await ex.write(data)
+    return b""
 
 
 async def _until_closed(relay: Relay, chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:

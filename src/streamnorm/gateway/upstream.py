@@ -16,6 +16,7 @@ upstream body bytes), so the client sees one answer either way.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,6 +47,7 @@ __all__ = [
     "fetch",
     "open_first",
     "read_capped",
+    "release",
 ]
 
 #: Most bytes read from an upstream error body.
@@ -54,6 +56,12 @@ _MAX_ERROR_BODY = 64 * 1024
 #: usual 5 s server idle timeout, so that a connection the server is closing
 #: is rarely reused.
 KEEPALIVE_SECONDS = 4.0
+#: After a stream's terminal event, the most bytes and seconds spent reading
+#: the rest of the upstream's body (its chunked-encoding end, usually in the
+#: next read) so that the connection can be kept for the next request: a new
+#: one costs a TCP and a TLS handshake.
+_DRAIN_BYTES = 64 * 1024
+_DRAIN_SECONDS = 0.1
 
 
 class UpstreamBroke(Exception):
@@ -410,6 +418,16 @@ async def read_capped(response: AsyncIterator[bytes], limit: int) -> bytes:
         if len(buf) >= limit:
             break
     return bytes(buf[:limit])
+
+
+async def release(opened: Opened) -> None:
+    """Close a response whose stream the client has had whole: what is left
+    of its body is read first (bounded by :data:`_DRAIN_BYTES` and
+    :data:`_DRAIN_SECONDS`), so that a connection whose body ends there goes
+    back to the pool instead of being closed."""
+    with contextlib.suppress(asyncio.TimeoutError, UpstreamBroke):
+        await asyncio.wait_for(read_capped(opened.rest, _DRAIN_BYTES), _DRAIN_SECONDS)
+    await opened.response.aclose()
 
 
 def _retryable(status: int) -> bool:
