@@ -49,6 +49,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import secrets
 import shlex
 import shutil
 import socket
@@ -78,6 +79,8 @@ MODELS = {
 }
 #: Seconds a ``hold`` stream waits after its first event.
 HOLD = 120.0
+#: How an Anthropic Messages stream says it failed.
+_ERROR_EVENT = b"event: error"
 REQUEST_TIMEOUT = 30.0
 WARMUP = 5
 
@@ -249,8 +252,12 @@ async def _one(route: Route, model: str, out: Outcome, hold: Hold | None) -> Non
     try:
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
         received = bytearray()
+        tail = b""
         while chunk := await reader.read(65536):
             out.size += len(chunk)
+            tail = tail[-16:] + chunk
+            if _ERROR_EVENT in tail:  # a stream ended by an error is no answer
+                raise RuntimeError(f"{route.name}: an error event in the stream")
             if out.ttfb_ms is None:
                 received += chunk
                 if b"data:" in received:
@@ -464,7 +471,14 @@ def start_litellm(
     port = free_port()
     config = tmp / "litellm.yaml"
     config.write_text(litellm_config(upstream))
-    env = {**os.environ, "LITELLM_LOG": "ERROR", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    # The proxy refuses to start without a master key; the routes present it.
+    key = f"sk-{secrets.token_hex(16)}"
+    env = {
+        **os.environ,
+        "LITELLM_LOG": "ERROR",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "LITELLM_MASTER_KEY": key,
+    }
     args = [command, "--config", str(config), "--port", str(port), "--host", "127.0.0.1"]
     base = f"http://127.0.0.1:{port}"
     try:
@@ -474,7 +488,7 @@ def start_litellm(
     except RuntimeError as exc:  # e.g. litellm without its proxy extra
         print(f"LiteLLM proxy: did not start ({exc}): not compared", file=sys.stderr)
         return []
-    return routes_for("litellm", base, pid, "sk-none")
+    return routes_for("litellm", base, pid, key)
 
 
 def start_portkey(stack: contextlib.ExitStack, upstream: str, given: str | None) -> list[Route]:
@@ -491,12 +505,14 @@ def start_portkey(stack: contextlib.ExitStack, upstream: str, given: str | None)
     except RuntimeError as exc:
         print(f"Portkey gateway: did not start ({exc}): not compared", file=sys.stderr)
         return []
-    routes = routes_for("portkey", base, pid, "unused")
-    for route in routes:
-        route.headers.update(
-            {"x-portkey-provider": "openai", "x-portkey-custom-host": upstream + "/v1"}
-        )
-    return routes
+    # Portkey's /v1/messages serves Anthropic-shaped providers only ("messages
+    # is not supported by openai"): it has no cross-API route to a Chat upstream.
+    print("Portkey gateway: same-API route only (no Messages → Chat)", file=sys.stderr)
+    route = routes_for("portkey", base, pid, "unused")[0]
+    route.headers.update(
+        {"x-portkey-provider": "openai", "x-portkey-custom-host": upstream + "/v1"}
+    )
+    return [route]
 
 
 # -- the run ------------------------------------------------------------------
