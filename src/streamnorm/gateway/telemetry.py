@@ -26,7 +26,7 @@ import json
 import logging
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -119,20 +119,27 @@ class RequestRecord:
         self.duration_ms = round((time.perf_counter() - self.started) * 1000, 3)
 
     def line(self) -> str:
-        output, self.output = self.output, None  # the log line holds no message object
-        data = asdict(self)
-        self.output = output
-        del data["started"], data["output"]
-        if data["content"] is None:
-            del data["content"]
-        for name, value in data.items():
-            if isinstance(value, str):
-                data[name] = bounded(value)
+        """The log line: the logged fields in their order, strings bounded
+        (read field by field: ``dataclasses.asdict`` deep-copies every value,
+        a large share of a short request's own CPU)."""
+        data: dict[str, object] = {}
+        for name in _LOGGED:
+            value = getattr(self, name)
+            data[name] = bounded(value) if isinstance(value, str) else value
         warnings = [bounded(w) for w in self.warnings[:_MAX_LOGGED_WARNINGS]]
         if len(self.warnings) > _MAX_LOGGED_WARNINGS:
             warnings.append(f"{len(self.warnings) - _MAX_LOGGED_WARNINGS} more")
         data["warnings"] = warnings
+        if self.content is not None:
+            data["content"] = self.content
         return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
+#: The fields a log line holds, in order (``content`` only when kept, no
+#: message object, no clock reading).
+_LOGGED = tuple(
+    f.name for f in fields(RequestRecord) if f.name not in ("content", "output", "started")
+)
 
 
 class Metrics:
