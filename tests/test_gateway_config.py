@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ from streamnorm.gateway import GatewayConfig, create_app, load_config, parse_con
 from streamnorm.gateway.telemetry import LOGGER
 from streamnorm.models import clear_overrides
 
+from .gateway_support import free_port
 from .support import REPO
 
 ENV = {"K": "up-secret", "GW": "a, b ,,"}
@@ -170,6 +173,46 @@ def test_serve_reports_a_bad_file_in_one_line_with_exit_status_2(tmp_path: Path)
         assert proc.returncode == 2
         assert proc.stderr.startswith("streamnorm: error: ") and proc.stderr.count("\n") == 1
     assert "upstreams.x.api" in proc.stderr or "missing.toml" in proc.stderr
+
+
+def _wakeups(pid: int) -> int:
+    """How often the threads of ``pid`` have slept and been woken (Linux)."""
+    total = 0
+    for status in Path(f"/proc/{pid}/task").glob("*/status"):
+        for line in status.read_text().splitlines():
+            if line.startswith("voluntary_ctxt_switches:"):
+                total += int(line.split()[1])
+    return total
+
+
+def test_an_idle_served_worker_wakes_about_once_a_second(tmp_path: Path) -> None:
+    """uvicorn's own server wakes ten times a second to check for its exit;
+    ``streamnorm serve`` once (a wakeup costs CPU); SIGTERM still wakes it."""
+    port = free_port()
+    path = tmp_path / "gateway.toml"
+    path.write_text(
+        '[upstreams.chat]\napi = "openai-completions"\nbase_url = "http://127.0.0.1:9"\n'
+        '[[routes]]\nmodels = ["*"]\nupstreams = ["chat"]\n'
+    )
+    command = [sys.executable, "-m", "streamnorm", "serve", "--config", str(path)]
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    log = (tmp_path / "serve.log").open("w")
+    proc = subprocess.Popen([*command, "--port", str(port)], env=env, stdout=log, stderr=log)
+    try:
+        for _ in range(600):  # started within 60 s
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                    break
+            assert proc.poll() is None, (tmp_path / "serve.log").read_text()
+            time.sleep(0.1)
+        time.sleep(0.5)
+        before = _wakeups(proc.pid)
+        time.sleep(3.0)
+        assert _wakeups(proc.pid) - before <= 12  # uvicorn's own loop: 30 and more
+    finally:
+        proc.terminate()
+        proc.wait(20)
+        log.close()
 
 
 def test_log_content_adds_the_request_body_to_the_log_line() -> None:
