@@ -194,9 +194,12 @@ class Answer:
         return heads.encode("latin-1") + self.body
 
 
-def gateway_config(upstream_url: str, timeout: float = UPSTREAM_TIMEOUT) -> dict[str, Any]:
+def gateway_config(
+    upstream_url: str, timeout: float = UPSTREAM_TIMEOUT, **gateway: Any
+) -> dict[str, Any]:
     """Routes ``<api>.*`` to that API's upstream at ``upstream_url``, and
-    ``fallback.*`` to the Chat upstream twice (the second is the fallback)."""
+    ``fallback.*`` to the Chat upstream twice (the second is the fallback);
+    ``gateway`` adds keys to the ``[gateway]`` table."""
     ups = {
         _SHORT[api]: {
             "api": api,
@@ -210,7 +213,8 @@ def gateway_config(upstream_url: str, timeout: float = UPSTREAM_TIMEOUT) -> dict
     ups["chat-again"] = dict(ups["chat"])
     routes = [{"models": f"{api}.*", "upstreams": [_SHORT[api]]} for api in APIS]
     routes.append({"models": "fallback.*", "upstreams": ["chat", "chat-again"]})
-    return {"gateway": {"keys_env": "FUZZ_CLIENT_KEYS"}, "upstreams": ups, "routes": routes}
+    table = {"keys_env": "FUZZ_CLIENT_KEYS", **gateway}
+    return {"gateway": table, "upstreams": ups, "routes": routes}
 
 
 def gateway_env() -> dict[str, str]:
@@ -243,8 +247,10 @@ def client_path(api: str, model: str, *, stream: bool, sse: bool = True) -> tupl
 class Harness:
     """One gateway app against one upstream, driven on one event loop."""
 
-    def __init__(self, upstream_url: str, timeout: float = UPSTREAM_TIMEOUT) -> None:
-        config = parse_config(gateway_config(upstream_url, timeout), gateway_env())
+    def __init__(
+        self, upstream_url: str, timeout: float = UPSTREAM_TIMEOUT, **gateway: Any
+    ) -> None:
+        config = parse_config(gateway_config(upstream_url, timeout, **gateway), gateway_env())
         self.app: Gateway = create_app(config)
         self.app._proxy.max_stream_bytes = STREAM_LIMIT  # a flood ends soon
         self._loop = asyncio.new_event_loop()

@@ -188,10 +188,12 @@ async def _whole(
     returns its reasoning state to it. An error body under a 200 is an error
     in the client's own API on a translated route (never an empty answer)."""
     finish, redactor = finishing
-    ex.hold(len(opened.first))
-    body = bytearray(opened.first)
-    body += await _read_rest(ex.metered(opened.rest), MAX_RESPONSE_BYTES - len(body))
-    await opened.response.aclose()
+    try:  # the upstream is closed however the read ends (a failure, the client leaving)
+        ex.hold(len(opened.first))
+        body = bytearray(opened.first)
+        body += await _read_rest(ex.metered(opened.rest), MAX_RESPONSE_BYTES - len(body))
+    finally:
+        await opened.response.aclose()
     up = opened.upstream
     try:
         message = decode_response(
