@@ -250,9 +250,10 @@ class Harness:
     def __init__(
         self, upstream_url: str, timeout: float = UPSTREAM_TIMEOUT, **gateway: Any
     ) -> None:
-        config = parse_config(gateway_config(upstream_url, timeout, **gateway), gateway_env())
-        self.app: Gateway = create_app(config)
-        self.app._proxy.max_stream_bytes = STREAM_LIMIT  # a flood ends soon
+        table = gateway_config(
+            upstream_url, timeout, **{"max_stream_bytes": STREAM_LIMIT, **gateway}
+        )
+        self.app: Gateway = create_app(parse_config(table, gateway_env()))
         self._loop = asyncio.new_event_loop()
 
     def close(self) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fuzz.gateway import Fault, Harness, MisbehavingUpstream
+from fuzz.gateway import UPSTREAM_KEYS, Fault, Harness, MisbehavingUpstream
 
 from streamnorm.gateway import proxy
 from streamnorm.gateway.telemetry import LOGGER
@@ -102,3 +102,126 @@ def test_a_whole_answer_that_fails_mid_body_releases_the_upstream_connection(
         assert closed_by_gateway(upstream)
     finally:
         harness.close()
+
+
+# -- the log line of a stream that failed after the 200 ------------------------------
+
+
+_OVERLOADED = (
+    b"event: message_start\ndata: "
+    + json.dumps(
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-x",
+                "content": [],
+                "usage": {"input_tokens": 5, "output_tokens": 1},
+            },
+        }
+    ).encode()
+    + b"\n\nevent: error\ndata: "
+    + json.dumps(
+        {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    ).encode()
+    + b"\n\n"
+)
+_FAULTS = {
+    "limit": (
+        Fault(chunks=[_OVERLOADED.split(b"event: error")[0]], end="flood"),
+        "max_stream_bytes",
+    ),
+    "error event": (Fault(chunks=[_OVERLOADED]), "Overloaded"),
+    "not a stream": (Fault(chunks=[b"<html>502 Bad Gateway</html>"]), "not a stream"),
+    "cut": (Fault(chunks=[_OVERLOADED.split(b"event: error")[0]]), "ended before"),
+}
+
+
+@pytest.mark.parametrize("client", ["anthropic-messages", CHAT])
+@pytest.mark.parametrize("fault", list(_FAULTS))
+def test_a_stream_refused_after_the_200_names_its_error_in_the_log_line(
+    upstream: MisbehavingUpstream, log_lines: list[dict[str, Any]], client: str, fault: str
+) -> None:
+    """The client gets its API's error event after the 200; the log line
+    (and so the trace) says why, not ``error: null``."""
+    harness = Harness(upstream.url, timeout=5.0, max_stream_bytes=256 * 1024)
+    try:
+        upstream.fault, reason = _FAULTS[fault]
+        model = "anthropic-messages.m"
+        answer = harness.call(client, model, body(client, model, stream=True), stream=True)
+    finally:
+        harness.close()
+    assert answer.status == 200 and answer.ended
+    (line,) = [line for line in log_lines if line["model"] == model]
+    assert line["status"] == 200
+    assert line["error"] is not None and reason in line["error"], line
+    assert line["finish_reason"] == "error"
+
+
+def test_an_upstream_key_in_a_stream_error_stays_out_of_the_log_line(
+    upstream: MisbehavingUpstream, log_lines: list[dict[str, Any]]
+) -> None:
+    key = UPSTREAM_KEYS["anthropic-messages"]
+    upstream.fault = Fault(chunks=[_OVERLOADED.replace(b"Overloaded", f"bad key {key}".encode())])
+    harness = Harness(upstream.url)
+    try:
+        model = "anthropic-messages.m"
+        api = "anthropic-messages"
+        answer = harness.call(api, model, body(api, model, stream=True), stream=True)
+    finally:
+        harness.close()
+    assert answer.status == 200 and key.encode() not in answer.body
+    (line,) = [line for line in log_lines if line["model"] == model]
+    assert line["error"] == "bad key ***"
+
+
+# -- max_stream_seconds -------------------------------------------------------------
+
+
+def _chat_chunk(text: str) -> bytes:
+    chunk = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}],
+    }
+    return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+
+
+@pytest.mark.parametrize("client", [CHAT, "anthropic-messages"])
+def test_a_trickling_stream_ends_at_max_stream_seconds(
+    upstream: MisbehavingUpstream, log_lines: list[dict[str, Any]], client: str
+) -> None:
+    """An upstream that sends a little now and then, never silent for its
+    ``timeout``, is ended at ``max_stream_seconds``: the client gets its
+    API's error event and the upstream is closed, long before the trickle
+    would have ended (200 chunks, 0.05 s apart)."""
+    harness = Harness(upstream.url, timeout=5.0, max_stream_seconds=0.5)
+    try:
+        upstream.fault = Fault(chunks=[_chat_chunk("a")] * 200, pause=0.05)
+        model = f"{CHAT}.m"
+        answer = harness.call(client, model, body(client, model, stream=True), stream=True)
+        assert closed_by_gateway(upstream)
+    finally:
+        harness.close()
+    assert answer.status == 200 and answer.ended
+    assert b"max_stream_seconds" in answer.body.rsplit(b"data: ", 1)[-1]
+    assert upstream.seen[-1].sent < 150 * len(_chat_chunk("a"))
+    (line,) = [line for line in log_lines if line["model"] == model]
+    assert "max_stream_seconds" in line["error"]
+
+
+def test_a_whole_answer_past_max_stream_seconds_is_a_504(upstream: MisbehavingUpstream) -> None:
+    harness = Harness(upstream.url, timeout=5.0, max_stream_seconds=0.5)
+    try:
+        upstream.fault = Fault(headers=JSON, chunks=[b" "] * 200, pause=0.05)
+        model = f"{CHAT}.m"
+        answer = harness.call(CHAT, model, body(CHAT, model, stream=False), stream=False)
+        assert closed_by_gateway(upstream)
+    finally:
+        harness.close()
+    assert answer.status == 504
+    assert "max_stream_seconds" in json.loads(answer.body)["error"]["message"]

@@ -18,6 +18,8 @@ A TOML file (``gateway.toml``) holds three parts::
     head_timeout = 10                      # seconds to send them (408 beyond)
     body_timeout = 60                      # seconds to send the body (408 beyond)
     max_bytes_in_flight = 1073741824       # per worker: bodies held at once (503 beyond)
+    max_stream_bytes = 134217728           # one upstream answer: its error event beyond
+    max_stream_seconds = 3600              # one upstream answer: its error event beyond
     anthropic_betas = ["…"]                # anthropic-beta values passed to the upstream
 
     [upstreams.claude]
@@ -78,6 +80,7 @@ from ..apis import APIS, resolve_spoken_api
 from ..hosts.identity import provider_for_url
 from ..hosts.table import AUTH_SCHEMES, AuthScheme
 from ..models import Prices, ReasoningSpec, override_model
+from ..normalizer import DEFAULT_MAX_STREAM_BYTES
 from ..providers.server_tools import SERVER_TOOL_POLICIES
 from ..sanitize import DEFAULT_FOREIGN_THINKING, FOREIGN_THINKING_MODES, ForeignThinking
 from .state.base import DEFAULT_MAX_BYTES, DEFAULT_TTL_SECONDS, Retention
@@ -111,6 +114,8 @@ _GATEWAY_KEYS = {
     "head_timeout",
     "body_timeout",
     "max_bytes_in_flight",
+    "max_stream_bytes",
+    "max_stream_seconds",
     "anthropic_betas",
 }
 #: The ``anthropic-beta`` features a client may turn on through a same-API
@@ -129,6 +134,10 @@ DEFAULT_ANTHROPIC_BETAS = (
 )
 #: The HTTP clients the gateway can call upstreams with (the first by default).
 UPSTREAM_CLIENTS = ("aiohttp", "httpx")
+#: Longest an upstream answer may take by default, from its first byte: an
+#: hour, well past any real answer, so that a trickling upstream cannot hold
+#: a slot for ever.
+DEFAULT_MAX_STREAM_SECONDS = 3600.0
 _STORE_KEYS = {"store", "store_ttl_seconds", "store_max_bytes", "ledger"}
 
 
@@ -214,6 +223,11 @@ class GatewayConfig:
     concurrency slot is taken only once the body is in);
     ``max_bytes_in_flight`` bounds the request and answer bodies one worker
     holds at once (503 to a request that would pass it).
+    ``max_stream_bytes`` bounds the bytes of one streamed upstream answer,
+    ``max_stream_seconds`` the time one upstream answer (streamed or not)
+    takes from its first byte: past either the upstream is closed and the
+    client gets its API's error (its error event once the stream has
+    started; before, 504 for the time).
     ``anthropic_betas`` are the ``anthropic-beta`` values passed on to a
     same-API upstream; others are dropped with a warning.
     """
@@ -235,6 +249,8 @@ class GatewayConfig:
     head_timeout: float = 10.0
     body_timeout: float = 60.0
     max_bytes_in_flight: int = 1024 * 1024 * 1024
+    max_stream_bytes: int = DEFAULT_MAX_STREAM_BYTES
+    max_stream_seconds: float = DEFAULT_MAX_STREAM_SECONDS
     anthropic_betas: frozenset[str] = frozenset(DEFAULT_ANTHROPIC_BETAS)
 
     def register_models(self) -> None:
@@ -329,6 +345,12 @@ def parse_config(
         body_timeout=_positive_float(gateway, "body_timeout", "gateway.", 60.0),
         max_bytes_in_flight=_positive_int(
             gateway, "max_bytes_in_flight", "gateway.", 1024 * 1024 * 1024
+        ),
+        max_stream_bytes=_positive_int(
+            gateway, "max_stream_bytes", "gateway.", DEFAULT_MAX_STREAM_BYTES
+        ),
+        max_stream_seconds=_positive_float(
+            gateway, "max_stream_seconds", "gateway.", DEFAULT_MAX_STREAM_SECONDS
         ),
         anthropic_betas=frozenset(
             _names(gateway, "anthropic_betas", "gateway.", DEFAULT_ANTHROPIC_BETAS)

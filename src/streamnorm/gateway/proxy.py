@@ -22,15 +22,15 @@ from .._json import dumps_compact
 from ..codec import decode_response
 from ..encoder import encode_response
 from ..messages import AssistantMessage, StopReason
-from ..normalizer import DEFAULT_MAX_STREAM_BYTES
 from .config import GatewayConfig, Route
 from .doors import ClientCall
-from .errors import GatewayError, Redactor, upstream_message
+from .errors import GatewayError, Redactor, redact, upstream_message
 from .exchange import ClientGone, Exchange
 from .outgoing import ClientRequest
 from .relay import Passthrough, Relay
 from .state import new_response_id
 from .stored import StoredResponses
+from .telemetry import RequestRecord
 from .translate import Translate
 from .upstream import Client, Opened, UpstreamBroke, open_first
 
@@ -58,9 +58,6 @@ class Proxy:
         self._client = client
         self._stored = stored or StoredResponses(None)
         self._secrets = config.secrets()
-        #: Most bytes of an upstream stream read (then the client gets its
-        #: API's error event and the upstream is closed).
-        self.max_stream_bytes: int | None = DEFAULT_MAX_STREAM_BYTES
 
     async def handle(self, ex: Exchange, call: ClientCall) -> None:
         route = self._route(call)
@@ -92,11 +89,15 @@ class Proxy:
         # Every byte the client gets passes the redactor: an upstream that
         # echoes its key (in an error event, a 200 error body) shows ***.
         redactor = Redactor(self._secrets)
+        rest = _within(ex.metered(opened.rest), self._config.max_stream_seconds)
         if call.stream:
-            relay, content_type = _relay(call, opened, answer, self.max_stream_bytes)
-            await _stream(ex, opened, relay, (content_type, redactor), finish)
+            relay, content_type = _relay(call, opened, answer, self._config.max_stream_bytes)
+            try:
+                await _stream(ex, (opened, rest), relay, (content_type, redactor), finish)
+            finally:
+                _stream_failure(ex.record, relay.message, self._secrets)
         else:
-            await _whole(ex, call, opened, answer, (finish, redactor))
+            await _whole(ex, call, (opened, rest), answer, (finish, redactor))
 
     def _finisher(self, call: ClientCall, request: ClientRequest, answer: _Answer) -> Finish:
         """Keep a finished Responses answer (``store`` true) under the id the client sees."""
@@ -133,6 +134,14 @@ def _upstream_error(name: str, status: int, body: bytes) -> GatewayError:
             502, f"upstream {name} refused the gateway's credentials (HTTP {status})"
         )
     return GatewayError(status, upstream_message(body, status))
+
+
+def _stream_failure(record: RequestRecord, message: AssistantMessage, secrets: list[str]) -> None:
+    """Why a stream that had started ended in its API's error event (the
+    upstream's own error, a limit, a body that was no stream), for the log
+    line and the trace, unless the gateway has said already; keys cut out."""
+    if record.error is None and message.stop_reason is StopReason.ERROR:
+        record.error = redact(message.error or "the stream failed", secrets)
 
 
 class _Answer:
@@ -179,7 +188,7 @@ def _relay(
 async def _whole(
     ex: Exchange,
     call: ClientCall,
-    opened: Opened,
+    reading: tuple[Opened, AsyncIterator[bytes]],
     answer: _Answer,
     finishing: tuple[Finish | None, Redactor],
 ) -> None:
@@ -187,11 +196,11 @@ async def _whole(
     The upstream's host is its issuer, as for a stream, so the next turn
     returns its reasoning state to it. An error body under a 200 is an error
     in the client's own API on a translated route (never an empty answer)."""
-    finish, redactor = finishing
+    (opened, rest), (finish, redactor) = reading, finishing
     try:  # the upstream is closed however the read ends (a failure, the client leaving)
         ex.hold(len(opened.first))
         body = bytearray(opened.first)
-        body += await _read_rest(ex.metered(opened.rest), MAX_RESPONSE_BYTES - len(body))
+        body += await _read_rest(rest, MAX_RESPONSE_BYTES - len(body))
     finally:
         await opened.response.aclose()
     up = opened.upstream
@@ -241,13 +250,14 @@ async def _read_rest(rest: AsyncIterator[bytes], limit: int) -> bytes:
 
 async def _stream(
     ex: Exchange,
-    opened: Opened,
+    reading: tuple[Opened, AsyncIterator[bytes]],
     relay: Relay,
     head: tuple[str, Redactor],
     finish: Finish | None,
 ) -> None:
     """Relay the stream until it ends or the client goes; the upstream is closed either way."""
-    pump = asyncio.create_task(_pump(ex, opened, relay, head, finish))
+    opened = reading[0]
+    pump = asyncio.create_task(_pump(ex, reading, relay, head, finish))
     gone = asyncio.create_task(ex.wait_disconnect())
     try:
         await asyncio.wait({pump, gone}, return_when=asyncio.FIRST_COMPLETED)
@@ -266,7 +276,7 @@ async def _stream(
 
 async def _pump(
     ex: Exchange,
-    opened: Opened,
+    reading: tuple[Opened, AsyncIterator[bytes]],
     relay: Relay,
     head: tuple[str, Redactor],
     finish: Finish | None,
@@ -274,14 +284,14 @@ async def _pump(
     """Upstream chunks through the relay to the client, until the stream is
     over for the client: its terminal event (or a limit) ends the response
     at once, and nothing more is read from the upstream."""
-    content_type, redactor = head
+    (opened, rest), (content_type, redactor) = reading, head
     ex.hold(len(opened.first))
     out = relay.feed(opened.first)
     finish = await _finish_once(relay, finish)
     await ex.start(200, _header(content_type, redactor), {"cache-control": "no-cache"})
     await ex.write(redactor.feed(out))
     try:
-        async for chunk in _until_closed(relay, ex.metered(opened.rest)):
+        async for chunk in _until_closed(relay, rest):
             data = relay.feed(chunk)
             finish = await _finish_once(relay, finish)
             if data:
@@ -295,6 +305,20 @@ async def _pump(
         tail = relay.fail(exc.message)
         ex.record.error = exc.message
     await ex.write(redactor.feed(tail) + redactor.close(), more=False)
+
+
+async def _within(chunks: AsyncIterator[bytes], seconds: float) -> AsyncIterator[bytes]:
+    """``chunks`` until ``seconds`` have passed since the first was asked
+    for, then ``GatewayError(504)``. Checked as each chunk arrives: an
+    upstream that goes silent meanwhile is ended by its own ``timeout``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    async for chunk in chunks:
+        if loop.time() > deadline:
+            raise GatewayError(
+                504, f"the upstream answer took longer than max_stream_seconds ({seconds:g} s)"
+            )
+        yield chunk
 
 
 async def _until_closed(relay: Relay, chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
