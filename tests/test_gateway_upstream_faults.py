@@ -17,8 +17,12 @@ from typing import Any
 import pytest
 from fuzz.gateway import UPSTREAM_KEYS, Fault, Harness, MisbehavingUpstream
 
+from streamnorm import Done, normalize
 from streamnorm.gateway import proxy
 from streamnorm.gateway.telemetry import LOGGER
+
+from .gateway_support import sse_events
+from .support import FIXTURES, needs_fixtures
 
 CHAT = "openai-completions"
 JSON = [(b"content-type", b"application/json")]
@@ -225,3 +229,63 @@ def test_a_whole_answer_past_max_stream_seconds_is_a_504(upstream: MisbehavingUp
         harness.close()
     assert answer.status == 504
     assert "max_stream_seconds" in json.loads(answer.body)["error"]["message"]
+
+
+# -- a Gemini SSE stream that stalls after its last chunk -----------------------------
+
+GEMINI = "google-generative-ai"
+
+
+@pytest.fixture(scope="module")
+def patient(upstream: MisbehavingUpstream) -> Iterator[Harness]:
+    """Upstream timeout 30 s: a call ends before it only if the gateway ends
+    the stream itself (``Harness.call`` fails the test after 10 s)."""
+    harness = Harness(upstream.url, timeout=30.0)
+    yield harness
+    harness.close()
+
+
+@needs_fixtures
+@pytest.mark.parametrize("stem", ["text-basic", "function-call-partial-args", "max-tokens"])
+@pytest.mark.parametrize("client", [GEMINI, "anthropic-messages", CHAT, "openai-responses"])
+def test_a_gemini_stream_ends_at_its_last_chunk_while_the_upstream_stalls(
+    patient: Harness, upstream: MisbehavingUpstream, client: str, stem: str
+) -> None:
+    """Gemini sends no terminal event: its last chunk is the one with the
+    finish reason. The client gets the whole answer, ended, and the upstream
+    is closed, though it holds the connection open (it used to last until
+    the upstream's ``timeout``), on the passthrough and translated routes."""
+    data = (FIXTURES / GEMINI / f"{stem}.sse").read_bytes()
+    upstream.fault = Fault(chunks=sse_events(data), end="hang")
+    model = f"{GEMINI}.m"
+    answer = patient.call(client, model, body(client, model, stream=True), stream=True)
+    assert answer.status == 200 and answer.ended
+    assert closed_by_gateway(upstream)
+    if client == GEMINI:
+        assert answer.body == data
+    wanted = list(normalize([data], GEMINI))[-1]
+    got = list(normalize([answer.body], client))[-1]
+    assert isinstance(wanted, Done) and isinstance(got, Done), got
+    assert got.message.stop_reason is wanted.message.stop_reason
+    assert got.message.usage.output_tokens == wanted.message.usage.output_tokens
+
+
+@needs_fixtures
+def test_a_gemini_stream_of_several_candidates_is_not_cut_at_the_first_finish(
+    patient: Harness, upstream: MisbehavingUpstream
+) -> None:
+    """With a second candidate in the stream, the first one's finish reason
+    does not end a passthrough stream: the other's chunks still come."""
+    a, b = ({"content": {"parts": [{"text": t}]}, "index": i} for i, t in enumerate("ab"))
+    first = {"candidates": [a, b]}
+    other = {"candidates": [b]}
+    done = {"candidates": [{**a, "finishReason": "STOP"}, b]}
+    late = {
+        "candidates": [{"content": {"parts": [{"text": "c"}]}, "index": 1, "finishReason": "STOP"}]
+    }
+    chunks = [b"data: " + json.dumps(c).encode() + b"\r\n\r\n" for c in (first, other, done, late)]
+    upstream.fault = Fault(chunks=chunks, end="end", pause=0.05)
+    model = f"{GEMINI}.m"
+    answer = patient.call(GEMINI, model, body(GEMINI, model, stream=True), stream=True)
+    assert answer.status == 200 and answer.ended
+    assert answer.body == b"".join(chunks)

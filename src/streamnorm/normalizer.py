@@ -158,6 +158,23 @@ class StreamNormalizer:
         return self._builder is not None and self._builder.closed
 
     @property
+    def settled(self) -> bool:
+        """Whether the answer is whole though the bytes have not ended: the
+        event that carries the stop value was read, the wire API sends
+        nothing after it (Gemini has no terminal event), and the stream
+        carried no other candidate than the one read. ``flush()`` then
+        gives the terminal event, as at the end of the bytes, so a caller
+        reading a connection the server holds open need not wait for it."""
+        decoder = self._decoder
+        return (
+            decoder is not None
+            and decoder.last_event_has_stop
+            and decoder.builder.stop_seen
+            and not decoder.builder.closed
+            and not decoder.choices.others_seen
+        )
+
+    @property
     def message(self) -> AssistantMessage:
         """The ``AssistantMessage`` so far (the final one after the end)."""
         if self._builder is None:

@@ -23,7 +23,7 @@ from ..messages import AssistantMessage
 from ..normalizer import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_STREAM_BYTES, StreamNormalizer
 from .errors import stream_error
 
-__all__ = ["Passthrough", "Relay"]
+__all__ = ["Passthrough", "Relay", "settle"]
 
 #: The first bytes of an upstream body that tell its framing.
 _SNIFF = 4096
@@ -43,6 +43,14 @@ class Relay(Protocol):
     def closed(self) -> bool:
         """Whether the stream's terminal event has been read."""
         ...
+
+
+def settle(normalizer: StreamNormalizer, events: list[Event]) -> list[Event]:
+    """``events``, then the terminal ones if the answer is whole though its
+    bytes have not ended (``StreamNormalizer.settled``: a Gemini stream after
+    its finish reason), so that the relay is closed and the upstream is not
+    waited for: it may hold its connection open until its ``timeout``."""
+    return events + normalizer.flush() if normalizer.settled else events
 
 
 class Passthrough:
@@ -95,7 +103,9 @@ class Passthrough:
     def feed(self, chunk: bytes) -> bytes:
         if self.closed:
             return b""
-        return self._after(self._normalizer.feed(chunk), chunk)
+        events = self._normalizer.feed(chunk)
+        # (A Gemini array ends at its bracket: the client gets the upstream's own.)
+        return self._after(events if self._array else settle(self._normalizer, events), chunk)
 
     def close(self) -> bytes:
         return self._end("the upstream stream ended before its last event")

@@ -33,6 +33,7 @@ from ..events import Error, Event, Start, UsageUpdate
 from ..messages import AssistantMessage
 from ..normalizer import DEFAULT_MAX_STREAM_BYTES, StreamNormalizer
 from ..sse import SSEDecoder
+from .relay import settle
 
 __all__ = ["JsonArray", "Translate"]
 
@@ -116,7 +117,8 @@ class Translate:
         # The opening event as soon as the upstream has named its answer,
         # not with the first content: the client's first byte does not wait
         # (Gemini, the one JSON-array client, has no opening event).
-        return self._encode(usage_first(self._normalizer.feed(chunk))) + self._encoder.opening()
+        events = settle(self._normalizer, self._normalizer.feed(chunk))
+        return self._encode(usage_first(events)) + self._encoder.opening()
 
     def close(self) -> bytes:
         return self._end(self._normalizer.flush())
