@@ -279,9 +279,11 @@ class Harness:
         sse: bool = True,
         headers: list[tuple[bytes, bytes]] | None = None,
         path: str | None = None,
+        keep: int | None = None,
     ) -> Answer:
         """POST ``body`` to ``api``'s front door (``model`` in the path for
-        Gemini), or to ``path`` with ``api``'s credentials."""
+        Gemini), or to ``path`` with ``api``'s credentials. ``keep``: only
+        the body's last ``keep`` bytes are kept (a long answer is not held)."""
         door, query = client_path(api, model, stream=stream, sse=sse)
         path = path or door
         scope: dict[str, Any] = {
@@ -292,14 +294,15 @@ class Harness:
             "headers": [*_CLIENT_HEADERS[api], *(headers or [])],
         }
         return self._loop.run_until_complete(
-            asyncio.wait_for(_drive(self.app, scope, body), ANSWER_WITHIN * 2)
+            asyncio.wait_for(_drive(self.app, scope, body, keep), ANSWER_WITHIN * 2)
         )
 
 
-async def _drive(app: Gateway, scope: dict[str, Any], body: bytes) -> Answer:
+async def _drive(app: Gateway, scope: dict[str, Any], body: bytes, keep: int | None) -> Answer:
     done = asyncio.Event()
     sent: list[MutableMapping[str, Any]] = []
     given = False
+    tail = b""
 
     async def receive() -> dict[str, Any]:
         nonlocal given
@@ -310,6 +313,11 @@ async def _drive(app: Gateway, scope: dict[str, Any], body: bytes) -> Answer:
         return {"type": "http.disconnect"}
 
     async def send(message: MutableMapping[str, Any]) -> None:
+        nonlocal tail
+        if keep is not None and message["type"] == "http.response.body":
+            tail = (tail + message.get("body", b""))[-keep:]
+            message = {**message, "body": b""}
+            sent[:] = [m for m in sent if m["type"] != "http.response.body"]  # the last only
         sent.append(message)
         if message["type"] == "http.response.body" and not message.get("more_body", False):
             done.set()
@@ -325,7 +333,8 @@ async def _drive(app: Gateway, scope: dict[str, Any], body: bytes) -> Answer:
         {k.decode("latin-1"): v.decode("latin-1") for k, v in heads[0]["headers"]} if heads else {}
     )
     ended = bool(bodies) and not bodies[-1].get("more_body", False)
-    return Answer(status, headers, b"".join(m.get("body", b"") for m in bodies), ended, seconds)
+    whole = tail if keep is not None else b"".join(m.get("body", b"") for m in bodies)
+    return Answer(status, headers, whole, ended, seconds)
 
 
 # --------------------------------------------------------------------------

@@ -8,9 +8,11 @@ stall mid-body.
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import time
+import tracemalloc
 from collections.abc import Iterator
 from typing import Any
 
@@ -289,3 +291,98 @@ def test_a_gemini_stream_of_several_candidates_is_not_cut_at_the_first_finish(
     answer = patient.call(GEMINI, model, body(GEMINI, model, stream=True), stream=True)
     assert answer.status == 200 and answer.ended
     assert answer.body == b"".join(chunks)
+
+
+# -- memory held by a passthrough stream ----------------------------------------------
+
+#: The recorded text answers grown here, and where their text is.
+_GROWN = {
+    "anthropic-messages": ("text-basic", lambda p: p.get("delta", {}), "text"),
+    "openai-completions": (
+        "openai-text-include-usage",
+        lambda p: (p.get("choices") or [{}])[0].get("delta", {}),
+        "content",
+    ),
+    "openai-responses": (
+        "text-basic",
+        lambda p: p if p.get("type") == "response.output_text.delta" else {},
+        "delta",
+    ),
+    "google-generative-ai": (
+        "text-basic",
+        lambda p: ((p.get("candidates") or [{}])[0].get("content") or {"parts": [{}]})["parts"][0],
+        "text",
+    ),
+}
+_PIECE = 4096  # characters of text a grown event carries
+
+
+def _grown(api: str, size: int) -> tuple[bytes, list[bytes]]:
+    """A recorded text answer of ``api`` and its chunks with ``size`` more
+    characters of text: copies of its first text event carrying
+    :data:`_PIECE` characters each, right after it (the same copy object:
+    the upstream holds one)."""
+    stem, where, key = _GROWN[api]
+    data = (FIXTURES / api / f"{stem}.sse").read_bytes()
+    events = sse_events(data)
+    for i, event in enumerate(events):
+        lines = event.split(b"\n")
+        at = next(j for j, line in enumerate(lines) if line.startswith(b"data:"))
+        payload = json.loads(lines[at][5:])
+        part = where(payload) if isinstance(payload, dict) else {}
+        if isinstance(part.get(key), str) and part[key]:
+            part[key] = "x" * _PIECE
+            lines[at] = b"data: " + json.dumps(payload).encode()
+            copy = b"\n".join(lines)
+            return data, [*events[: i + 1], *[copy] * (size // _PIECE), *events[i + 1 :]]
+    raise AssertionError(f"no text event in {api}/{stem}")
+
+
+def _peak_of(harness: Harness, api: str, chunks: list[bytes], upstream: Any) -> tuple[int, Any]:
+    """The most memory traced while one passthrough stream of ``chunks`` is
+    relayed, and the answer (its last bytes)."""
+    upstream.fault = Fault(chunks=chunks)
+    model = f"{api}.m"
+    request = body(api, model, stream=True)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        answer = harness.call(api, model, request, stream=True, keep=4096)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return peak, answer
+
+
+@needs_fixtures
+@pytest.mark.parametrize("api", list(_GROWN))
+def test_a_passthrough_stream_holds_no_more_memory_for_a_longer_answer(
+    upstream: MisbehavingUpstream, log_lines: list[dict[str, Any]], api: str
+) -> None:
+    """The relay reads a passthrough stream only to count it: the memory it
+    holds does not grow with the answer (it used to keep every character
+    of text, twice over at its end). From a 1 MB to a 16 MB answer the
+    peak grows by less than one byte in eight of the larger answer (it grew
+    by two bytes in one: 2.2 MB to 17 MB for 1 and 8 MB). The log line's
+    usage and finish reason are the recorded answer's."""
+    harness = Harness(upstream.url, timeout=5.0, max_stream_bytes=64 * 1024 * 1024)
+    try:
+        harness.call(api, f"{api}.m", body(api, f"{api}.m", stream=True), stream=True)  # warm
+        data, small = _grown(api, 1 << 20)
+        peak_small, answer = _peak_of(harness, api, small, upstream)
+        peak_large, _ = _peak_of(harness, api, _grown(api, 16 << 20)[1], upstream)
+    finally:
+        harness.close()
+    assert answer.status == 200 and answer.ended
+    assert answer.body == b"".join(small)[-4096:]  # the end, as the upstream sent it
+    assert peak_large - peak_small < (15 << 20) / 8, (peak_small, peak_large)
+    wanted = list(normalize([data], api))[-1]
+    assert isinstance(wanted, Done)
+    usage = wanted.message.usage
+    for line in [line for line in log_lines if line["model"] == f"{api}.m"][1:]:
+        assert line["error"] is None and line["finish_reason"] == wanted.message.stop_reason.value
+        assert (line["input_tokens"], line["output_tokens"]) == (
+            usage.input_tokens,
+            usage.output_tokens,
+        )
+        assert line["usage_reported"] is usage.reported

@@ -110,6 +110,9 @@ class StreamNormalizer:
     stream, ``max_json_depth`` (512) the nesting of one payload; exceeding any
     ends the stream with ``Error(kind="limit")`` naming it, in bounded memory.
     No real answer comes near the defaults (docs/robustness.md §2).
+    ``keep_content`` False keeps no content (``MessageBuilder``): for a
+    caller that only counts the stream, whose memory then does not grow
+    with the answer; the events carry their deltas all the same.
     """
 
     def __init__(
@@ -122,8 +125,10 @@ class StreamNormalizer:
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         max_stream_bytes: int | None = DEFAULT_MAX_STREAM_BYTES,
         max_json_depth: int = DEFAULT_MAX_JSON_DEPTH,
+        keep_content: bool = True,
     ) -> None:
         _check_options(model, provider, choice, max_event_bytes, max_stream_bytes, max_json_depth)
+        self._keep_content = keep_content
         self._api: str = resolve_api(api, allow_auto=True)
         self._forced = None if self._api == "auto" else self._api
         self._model = model
@@ -351,6 +356,7 @@ class StreamNormalizer:
             provider=self._provider,
             stop_table=decoder_class.stop_table,
             blocks_end_implicitly=decoder_class.blocks_end_implicitly,
+            keep_content=self._keep_content,
         )
         self._decoder = decoder_class(self._builder, self._choice)
         self._api = api

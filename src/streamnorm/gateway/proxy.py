@@ -91,7 +91,10 @@ class Proxy:
         redactor = Redactor(self._secrets)
         rest = _within(ex.metered(opened.rest), self._config.max_stream_seconds)
         if call.stream:
-            relay, content_type = _relay(call, opened, answer, self._config.max_stream_bytes)
+            # A passthrough relay keeps the content only where the whole message is used.
+            whole = finish is not None or self._config.log_content
+            limits = (self._config.max_stream_bytes, whole)
+            relay, content_type = _relay(call, opened, answer, limits)
             try:
                 await _stream(ex, (opened, rest), relay, (content_type, redactor), finish)
             finally:
@@ -155,10 +158,11 @@ class _Answer:
 
 
 def _relay(
-    call: ClientCall, opened: Opened, answer: _Answer, limit: int | None
+    call: ClientCall, opened: Opened, answer: _Answer, limits: tuple[int, bool]
 ) -> tuple[Relay, str]:
-    """The relay for this pair of APIs, and the content type the client gets."""
-    up = opened.upstream
+    """The relay for this pair of APIs, and the content type the client gets;
+    ``limits``: the stream's most bytes, whether its content is kept."""
+    (limit, keep), up = limits, opened.upstream
     model = up.model or call.model
     if up.api == call.api:
         content_type = str(opened.response.headers.get("content-type", "text/event-stream"))
@@ -168,6 +172,7 @@ def _relay(
             provider=up.provider,
             sse=call.sse,
             max_stream_bytes=limit,
+            keep_content=keep,
         )
         return same, content_type
     relay = Translate(

@@ -9,7 +9,9 @@ whose upstream connection broke (the client API's in-stream error event).
 ``Passthrough`` serves a client of the upstream's own API: the bytes go out
 unchanged and a normalizer reads them on the side, only to count tokens and
 to notice a stream that stopped early. Its cost is the normalizer's: linear
-in the bytes.
+in the bytes. Its memory does not grow with the answer: the normalizer keeps
+no content (``keep_content``) unless the message is wanted whole (a stored
+Responses answer, content in the log).
 """
 
 from __future__ import annotations
@@ -74,11 +76,16 @@ class Passthrough:
         provider: str | None,
         sse: bool,
         max_stream_bytes: int | None = DEFAULT_MAX_STREAM_BYTES,
+        keep_content: bool = False,
     ) -> None:
         self._api = api
         self._array = api == "google-generative-ai" and not sse
         self._normalizer = StreamNormalizer(
-            resolve_api(api), model=model, provider=provider, max_stream_bytes=max_stream_bytes
+            resolve_api(api),
+            model=model,
+            provider=provider,
+            max_stream_bytes=max_stream_bytes,
+            keep_content=keep_content,
         )
         # A Gemini array ends at its closing bracket, whatever the connection does.
         self._brackets = JSONValuesFramer(DEFAULT_MAX_EVENT_BYTES) if self._array else None
