@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 from streamnorm import Done, Error, StreamNormalizer
-from streamnorm.messages import AssistantMessage, TextBlock, ThinkingBlock, ToolCallBlock
+from streamnorm.messages import (
+    AssistantMessage,
+    ContentBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+)
 
 from .support import api_of, fixture_id, fixture_paths, split_every
 
@@ -27,7 +33,7 @@ def _terminal(data: bytes, api: str, keep: bool) -> Done | Error:
 
 def _hollow(message: AssistantMessage) -> AssistantMessage:
     """``message`` as a builder that keeps no content makes it."""
-    blocks = []
+    blocks: list[ContentBlock] = []
     for block in message.content:
         if isinstance(block, TextBlock):
             blocks.append(TextBlock("", None, (), block.refusal))

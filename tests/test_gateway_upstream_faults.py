@@ -13,7 +13,7 @@ import json
 import logging
 import time
 import tracemalloc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -296,7 +296,7 @@ def test_a_gemini_stream_of_several_candidates_is_not_cut_at_the_first_finish(
 # -- memory held by a passthrough stream ----------------------------------------------
 
 #: The recorded text answers grown here, and where their text is.
-_GROWN = {
+_GROWN: dict[str, tuple[str, Callable[[Any], Any], str]] = {
     "anthropic-messages": ("text-basic", lambda p: p.get("delta", {}), "text"),
     "openai-completions": (
         "openai-text-include-usage",
