@@ -14,6 +14,7 @@ import logging
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -386,3 +387,31 @@ def test_a_passthrough_stream_holds_no_more_memory_for_a_longer_answer(
             usage.output_tokens,
         )
         assert line["usage_reported"] is usage.reported
+
+
+@needs_fixtures
+def test_a_stored_passthrough_answer_keeps_its_content(
+    upstream: MisbehavingUpstream, tmp_path: Path
+) -> None:
+    """A Responses stream kept in the store (``store`` true) is the one
+    passthrough stream whose whole message is used: the next turn's
+    history carries its text."""
+    api = "openai-responses"
+    data = (FIXTURES / api / "text-basic.sse").read_bytes()
+    done = list(normalize([data], api))[-1]
+    assert isinstance(done, Done)
+    harness = Harness(upstream.url, store=str(tmp_path / "store.sqlite3"))
+    try:
+        model = f"{api}.m"
+        first = {"model": model, "input": "hi", "stream": True, "store": True}
+        upstream.fault = Fault(chunks=sse_events(data))
+        answer = harness.call(api, model, json.dumps(first).encode(), stream=True)
+        assert answer.status == 200
+        upstream.fault = Fault(chunks=sse_events(data))
+        second = {**first, "input": "and then?", "previous_response_id": done.message.response_id}
+        assert harness.call(api, model, json.dumps(second).encode(), stream=True).status == 200
+    finally:
+        harness.close()
+    sent = json.loads(upstream.seen[-1].body)
+    said = [i for i in sent["input"] if i.get("role") == "assistant"]
+    assert said and json.dumps(said).count(done.message.text) == 1, said
