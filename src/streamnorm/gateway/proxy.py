@@ -91,10 +91,14 @@ class Proxy:
         redactor = Redactor(self._secrets)
         rest = _within(ex.metered(opened.rest), self._config.max_stream_seconds)
         if call.stream:
-            # A passthrough relay keeps the content only where the whole message is used.
-            whole = finish is not None or self._config.log_content
-            limits = (self._config.max_stream_bytes, whole)
-            relay, content_type = _relay(call, opened, answer, limits)
+            relay, content_type = _relay(
+                call,
+                opened,
+                answer,
+                limit=self._config.max_stream_bytes,
+                # The whole message is used by the store and by the logged content only.
+                keep=finish is not None or self._config.log_content,
+            )
             try:
                 await _stream(ex, (opened, rest), relay, (content_type, redactor), finish)
             finally:
@@ -158,11 +162,12 @@ class _Answer:
 
 
 def _relay(
-    call: ClientCall, opened: Opened, answer: _Answer, limits: tuple[int, bool]
+    call: ClientCall, opened: Opened, answer: _Answer, *, limit: int, keep: bool
 ) -> tuple[Relay, str]:
-    """The relay for this pair of APIs, and the content type the client gets;
-    ``limits``: the stream's most bytes, whether its content is kept."""
-    (limit, keep), up = limits, opened.upstream
+    """The relay for this pair of APIs, and the content type the client gets.
+    ``limit``: the stream's most bytes; ``keep``: whether a passthrough relay
+    keeps the content (a translating one needs it)."""
+    up = opened.upstream
     model = up.model or call.model
     if up.api == call.api:
         content_type = str(opened.response.headers.get("content-type", "text/event-stream"))
