@@ -92,7 +92,7 @@ class Seen:
     body: bytes
 
 
-def _read_request(conn: socket.socket) -> Seen:
+def read_request(conn: socket.socket) -> Seen:
     data = b""
     while b"\r\n\r\n" not in data:
         chunk = conn.recv(65536)
@@ -131,9 +131,14 @@ class ScriptedServer:
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     def serve(self, conn: socket.socket) -> None:
-        seen = _read_request(conn)
-        self.seen.append(seen)
-        step = self.steps[min(len(self.seen) - 1, len(self.steps) - 1)]
+        self.seen.append(read_request(conn))
+        self.reply(conn, self.next_step())
+
+    def next_step(self) -> Step:
+        """The step of the latest request (the last one repeats)."""
+        return self.steps[min(len(self.seen) - 1, len(self.steps) - 1)]
+
+    def reply(self, conn: socket.socket, step: Step) -> None:
         if step.reset:
             _reset(conn)
             return

@@ -5,44 +5,20 @@ bearer token and path; Azure's Entra token. No secret in an error."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
-from botocore.auth import SigV4Auth
-from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
 from streamnorm import Client, Done, Request, RetryPolicy, UserMessage
 from streamnorm.hosts.auth import azure_entra, google_oauth, sigv4
 
-from .client_support import ANTHROPIC_SSE, CHAT_SSE, ScriptedServer, Seen, Step
+from .bedrock_support import KEY_ID, SECRET, verify_sigv4
+from .client_support import ANTHROPIC_SSE, CHAT_SSE, ScriptedServer, Step
 from .support import EXTRA_FIXTURES, needs_fixtures
 
-KEY_ID, SECRET = "AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
 FAST = RetryPolicy(max_retries=0)
 MODEL = "us.amazon.nova-micro-v1:0"
-_AUTH = re.compile(
-    r"Credential=([^/]+)/\d+/([^/]+)/([^/]+)/aws4_request, SignedHeaders=([^,]+), Signature=(\w+)"
-)
-
-
-def verify_sigv4(seen: Seen, base: str, secret: str = SECRET) -> tuple[str, str]:
-    """Recompute the signature of the request the fake got with botocore,
-    from what the fake received (method, path, the signed headers, body);
-    returns the region and service it was signed for."""
-    match = _AUTH.search(seen.headers["authorization"])
-    assert match, seen.headers["authorization"]
-    key_id, region, service, signed, signature = match.groups()
-    headers = {name: seen.headers[name] for name in signed.split(";")}
-    request = AWSRequest(method=seen.method, url=base + seen.path, data=seen.body, headers=headers)
-    request.context["timestamp"] = seen.headers["x-amz-date"]
-    auth = SigV4Auth(Credentials(key_id, secret), service, region)
-    expected = auth.signature(
-        auth.string_to_sign(request, auth.canonical_request(request)), request
-    )
-    assert signature == expected, "the SigV4 signature does not verify"
-    return region, service
 
 
 @needs_fixtures
