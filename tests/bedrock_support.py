@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import json
 import re
-import socket
 from typing import Any
 from urllib.parse import unquote
 
@@ -25,7 +24,7 @@ from botocore.credentials import Credentials
 from botocore.model import Shape
 from botocore.validate import ParamValidator
 
-from .client_support import ScriptedServer, Seen, Step, read_request
+from .client_support import ScriptedServer, Seen, Step
 from .support import aws_event, invoke_chunk
 
 KEY_ID, SECRET = "AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
@@ -130,24 +129,20 @@ def _invoke_problems(body: dict[str, Any]) -> str | None:
 class FakeBedrock(ScriptedServer):
     """Bedrock Runtime: each request is checked as Bedrock checks it, then
     answered with the next step (``secret``: the AWS secret key the
-    signature must verify with). ``refused`` lists the exceptions sent."""
+    signature must verify with)."""
 
     def __init__(self, steps: list[Step], secret: str = SECRET) -> None:
         super().__init__(steps)
         self.secret = secret
-        self.refused: list[str] = []
 
     def __enter__(self) -> FakeBedrock:
         super().__enter__()
         return self
 
-    def serve(self, conn: socket.socket) -> None:
-        seen = read_request(conn)
-        self.seen.append(seen)
-        refusal = self.refusal(seen)
-        if refusal is not None:
-            self.refused.append(refusal.headers["x-amzn-errortype"].split(":")[0])
-        self.reply(conn, refusal or self.next_step())
+    @property
+    def exceptions(self) -> list[str]:
+        """The names of the exceptions it answered with."""
+        return [step.headers["x-amzn-errortype"].split(":")[0] for step in self.refused]
 
     def refusal(self, seen: Seen) -> Step | None:
         """Bedrock's error answer to ``seen``, or None when it is taken."""

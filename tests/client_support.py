@@ -120,6 +120,7 @@ class ScriptedServer:
     def __init__(self, steps: list[Step]) -> None:
         self.steps = steps
         self.seen: list[Seen] = []
+        self.refused: list[Step] = []
         owner = self
 
         class Handler(socketserver.BaseRequestHandler):
@@ -131,8 +132,17 @@ class ScriptedServer:
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     def serve(self, conn: socket.socket) -> None:
-        self.seen.append(read_request(conn))
-        self.reply(conn, self.next_step())
+        seen = read_request(conn)
+        self.seen.append(seen)
+        refusal = self.refusal(seen)
+        if refusal is not None:
+            self.refused.append(refusal)
+        self.reply(conn, refusal or self.next_step())
+
+    def refusal(self, seen: Seen) -> Step | None:
+        """The answer refusing ``seen`` (a fake of a host checks what the
+        host checks); None: it is answered with the next step."""
+        return None
 
     def next_step(self) -> Step:
         """The step of the latest request (the last one repeats)."""

@@ -142,7 +142,7 @@ def read_answer(answer: httpx.Response, api: str, stream: bool) -> AssistantMess
 @pytest.mark.parametrize("client", CLIENT_APIS)
 def test_a_client_of_each_api_through_bedrock(client: str, upstream: str, stream: bool) -> None:
     fake, answer = through(upstream, answer_of(upstream, stream), client, stream)
-    assert fake.refused == []
+    assert fake.exceptions == []
     assert answer.status_code == 200, answer.text
     message = read_answer(answer, client, stream)
     assert isinstance(message, AssistantMessage), message
@@ -178,7 +178,7 @@ def error_of(answer: httpx.Response, api: str) -> str:
 @pytest.mark.parametrize("client", CLIENT_APIS)
 def test_a_signature_bedrock_cannot_verify_is_the_gateways_502(client: str, upstream: str) -> None:
     fake, answer = through(upstream, answer_of(upstream, True), client, True, "not-" + SECRET)
-    assert fake.refused == ["InvalidSignatureException"]
+    assert fake.exceptions == ["InvalidSignatureException"]
     assert answer.status_code == 502
     message = error_of(answer, client)
     assert "refused the gateway's credentials (HTTP 403, InvalidSignatureException)" in message
@@ -215,7 +215,7 @@ def test_the_fake_refuses_what_bedrock_refuses(upstream: str) -> None:
             assert refused.status_code == 400, body
             assert refused.headers["x-amzn-errortype"].startswith("ValidationException:")
             assert refused.json()["message"]
-    assert fake.refused == ["ValidationException"] * len(bodies)
+    assert fake.exceptions == ["ValidationException"] * len(bodies)
 
 
 #: A turn with a system prompt, a tool, sampling settings and stop
@@ -291,7 +291,7 @@ RICH: dict[str, dict[str, Any]] = {
 @pytest.mark.parametrize("client", CLIENT_APIS)
 def test_a_rich_request_reaches_bedrock_in_a_body_it_takes(client: str, upstream: str) -> None:
     fake, answer = through(upstream, answer_of(upstream, False), client, False, **RICH[client])
-    assert fake.refused == [], fake.seen[0].body
+    assert fake.exceptions == [], fake.seen[0].body
     assert answer.status_code == 200, answer.text
     sent = json.loads(fake.seen[0].body)
     if upstream == "bedrock-converse-stream":
