@@ -419,3 +419,28 @@ def test_a_bedrock_route_counts_by_estimate_and_lists_its_route_names() -> None:
     assert count.json()["input_tokens"] > 0
     assert listed.status_code == 200
     assert fake.seen == []  # Bedrock Runtime has neither a count nor a list to ask
+
+
+# -- secrets the signer used never reach the client ----------------------------------------
+
+SESSION_TOKEN = "IQoJb3JpZ2luX2VjEHQaCXVzLWVhc3QtMSJHMEUCIQ-session"
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["in-stream", "error-body"])
+@pytest.mark.parametrize("client", CLIENT_APIS)
+def test_an_echoed_aws_secret_or_session_token_never_reaches_the_client(
+    monkeypatch: pytest.MonkeyPatch, client: str, stream: bool
+) -> None:
+    monkeypatch.setenv("AWS_SESSION_TOKEN", SESSION_TOKEN)
+    echo = f"signed with {SECRET} and token {SESSION_TOKEN}"
+    if stream:
+        frame = _exception("validationException", echo)
+        step = Step(body=converse_stream(frame), headers=EVENT_STREAM)
+    else:
+        step = bedrock_error(400, "ValidationException", echo)
+    fake, answer = through("bedrock-converse-stream", step, client, True)
+    assert fake.exceptions == []  # signed with the session token, and verified
+    assert fake.seen[0].headers["x-amz-security-token"] == SESSION_TOKEN
+    assert answer.status_code == (200 if stream else 400)
+    assert SECRET not in answer.text and SESSION_TOKEN not in answer.text
+    assert "signed with *** and token ***" in answer.text

@@ -257,3 +257,68 @@ def test_vertex_refuses_a_request_without_its_token() -> None:
             answer = _ask(gw.url, "openai-completions", True)
     assert [step.status for step in fake.refused] == [401]
     assert answer.status_code == 502 and "refused the gateway's credentials" in answer.text
+
+
+# -- tokens the signers minted never reach the client -------------------------------------
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["in-stream", "error-body"])
+@pytest.mark.parametrize("client", CLIENT_APIS)
+@pytest.mark.usefixtures("google_token")
+def test_an_echoed_oauth_token_never_reaches_the_client(client: str, stream: bool) -> None:
+    echo = {"error": {"code": 400, "message": f"bad token {TOKEN}", "status": "INVALID_ARGUMENT"}}
+    if stream:
+        step = Step(
+            body=GEMINI_SSE.split(b"\r\n\r\n")[0]
+            + b"\r\n\r\ndata: "
+            + json.dumps(echo).encode()
+            + b"\r\n\r\n"
+        )
+    else:
+        step = Step(
+            status=400, body=json.dumps(echo).encode(), headers={"content-type": "application/json"}
+        )
+    with FakeVertex([step]) as fake, _gateway(_vertex_gemini(fake.url)) as gw:
+        answer = _ask(gw.url, client, stream)
+    assert fake.refused == []
+    assert answer.status_code == (200 if stream else 400)
+    assert TOKEN not in answer.text and "bad token ***" in answer.text
+
+
+class FakeEntraCredential:
+    """azure-identity's ``TokenCredential`` interface."""
+
+    def get_token(self, *scopes: str) -> Any:
+        return type("AccessToken", (), {"token": "eyJ0eXAiOiJKV1Qi.entra-gateway-token"})()
+
+
+@pytest.mark.parametrize("client", CLIENT_APIS)
+def test_an_echoed_entra_token_never_reaches_the_client(
+    monkeypatch: pytest.MonkeyPatch, client: str
+) -> None:
+    real = hosts_auth.azure_entra
+    monkeypatch.setattr(hosts_auth, "azure_entra", lambda: real(FakeEntraCredential()))
+    hosts_auth.kept_signer.cache_clear()
+    token = "eyJ0eXAiOiJKV1Qi.entra-gateway-token"
+    error = {"error": {"message": f"token {token} expired", "type": "invalid_request_error"}}
+    echo = CHAT_SSE.split(b"data: [DONE]")[0].replace(
+        b'"finish_reason":"stop"', b'"finish_reason":null'
+    )
+    upstream = {
+        "api": "openai-completions",
+        "provider": "azure",
+        "auth": "azure-entra",
+        "host_params": {"api_version": "2025-04-01"},
+    }
+    body = echo + b"data: " + json.dumps(error).encode() + b"\n\n"
+    try:
+        with (
+            ScriptedServer([Step(body=body)]) as fake,
+            _gateway({**upstream, "base_url": fake.url}) as gw,
+        ):
+            answer = _ask(gw.url, client, True)
+    finally:
+        hosts_auth.kept_signer.cache_clear()
+    assert fake.seen[0].headers["authorization"] == f"Bearer {token}"
+    assert answer.status_code == 200
+    assert token not in answer.text and "token *** expired" in answer.text

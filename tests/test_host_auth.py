@@ -11,7 +11,7 @@ import pytest
 from botocore.credentials import Credentials
 
 from streamnorm import Client, Done, Request, RetryPolicy, UserMessage
-from streamnorm.hosts.auth import azure_entra, google_oauth, sigv4
+from streamnorm.hosts.auth import azure_entra, google_oauth, minted_secrets, sigv4
 
 from .bedrock_support import KEY_ID, SECRET, verify_sigv4
 from .client_support import ANTHROPIC_SSE, CHAT_SSE, ScriptedServer, Step
@@ -124,3 +124,38 @@ def test_no_aws_credentials_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     with pytest.raises(ValueError, match="no AWS credentials"):
         sigv4("us-east-1")
+
+
+def test_the_secrets_each_signer_uses_are_listed_for_redaction() -> None:
+    token = "FwoGZXIvYXdzEJr-session-token"
+    sign_aws = sigv4("us-east-1", credentials=Credentials(KEY_ID, SECRET, token))
+    headers = sign_aws("POST", "https://bedrock-runtime.us-east-1.amazonaws.com/x", {}, b"{}")
+    assert headers["X-Amz-Security-Token"] == token
+    google_oauth(FakeGoogleCredentials())("POST", "https://x", {}, b"")
+    azure_entra(FakeAzureCredential())("POST", "https://x", {}, b"")
+    minted = minted_secrets()
+    assert {SECRET, token, "ya29.fake-token", "entra-token"} <= set(minted)
+    assert KEY_ID not in minted  # an access key id is no secret: it is in every signature
+
+
+class RotatingCredentials(FakeGoogleCredentials):
+    """A token that is new at every refresh, and expires at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refreshes = 0
+
+    def refresh(self, request: Any) -> None:
+        self.refreshes += 1
+        self.token, self.valid = f"ya29.rotated-{self.refreshes}", True
+
+
+def test_the_minted_secrets_kept_are_bounded_newest_last() -> None:
+    credential = RotatingCredentials()
+    sign = google_oauth(credential)
+    for _ in range(100):
+        credential.valid = False
+        sign("POST", "https://x", {}, b"")
+    minted = minted_secrets()
+    assert minted[-1] == "ya29.rotated-100" and "ya29.rotated-1" not in minted
+    assert len(minted) == 64

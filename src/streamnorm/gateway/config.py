@@ -75,6 +75,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..apis import APIS, resolve_api
+from ..hosts.auth import minted_secrets
 from ..hosts.identity import provider_for_url
 from ..hosts.table import AUTH_SCHEMES, AuthScheme
 from ..models import Prices, ReasoningSpec, override_model
@@ -263,10 +264,14 @@ class GatewayConfig:
         return list(seen)
 
     def secrets(self) -> list[str]:
-        """Every key the gateway holds, for redaction."""
+        """Every key the gateway holds, for redaction: the configured ones,
+        and those its cloud signers have used so far (tokens they minted,
+        AWS secret keys and session tokens), which change as tokens expire:
+        ask again rather than keep the list."""
         ups = {u.name: u for r in self.routes for u in r.upstreams}
         store_password = urlsplit(self.store).password if self.store else None
-        return [k for k in (*self.keys, *(u.api_key for u in ups.values()), store_password) if k]
+        held = (*self.keys, *(u.api_key for u in ups.values()), store_password)
+        return [k for k in (*held, *minted_secrets()) if k]
 
 
 def load_config(

@@ -47,7 +47,6 @@ class Counter:
     def __init__(self, config: GatewayConfig, client: Callable[[], Client]) -> None:
         self._config = config
         self._client = client
-        self._secrets = config.secrets()
 
     async def handle(self, ex: Exchange, call: ClientCall) -> None:
         route = self._config.route(call.model)
@@ -90,7 +89,8 @@ class Counter:
             return read_count(body, up.api)
         except (GatewayError, ValueError) as exc:
             # the upstream's message may echo its key: cut out before it is shown
-            ex.record.warnings.append(f"count: estimated ({redact(str(exc), self._secrets)})")
+            reason = redact(str(exc), self._config.secrets())
+            ex.record.warnings.append(f"count: estimated ({reason})")
             return None
 
 

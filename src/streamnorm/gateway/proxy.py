@@ -57,7 +57,6 @@ class Proxy:
         self._config = config
         self._client = client
         self._stored = stored or StoredResponses(None)
-        self._secrets = config.secrets()
         #: Most bytes of an upstream stream read (then the client gets its
         #: API's error event and the upstream is closed).
         self.max_stream_bytes: int | None = DEFAULT_MAX_STREAM_BYTES
@@ -91,7 +90,7 @@ class Proxy:
         finish = self._finisher(call, request, answer) if keep else None
         # Every byte the client gets passes the redactor: an upstream that
         # echoes its key (in an error event, a 200 error body) shows ***.
-        redactor = Redactor(self._secrets)
+        redactor = Redactor(self._config.secrets())
         if call.stream:
             relay, content_type = _relay(call, opened, answer, self.max_stream_bytes)
             await _stream(ex, opened, relay, (content_type, redactor), finish)
