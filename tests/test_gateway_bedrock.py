@@ -12,7 +12,10 @@ Bedrock's errors (HTTP, and exceptions inside a stream) as its API's errors.
 from __future__ import annotations
 
 import json
+import re
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -38,6 +41,12 @@ from .client_support import Step
 from .gateway_support import GATEWAY_KEY, ServerThread
 from .support import EXTRA_FIXTURES, aws_frame, final_done, needs_fixtures, run_bytes, terminal
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - the gateway extra installs tomli on 3.10
+    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
 BEDROCK_MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 QUOTED = "us.anthropic.claude-sonnet-4-5-20250929-v1%3A0"
 CLIENT_MODEL = "claude-on-bedrock"
@@ -444,3 +453,21 @@ def test_an_echoed_aws_secret_or_session_token_never_reaches_the_client(
     assert answer.status_code == (200 if stream else 400)
     assert SECRET not in answer.text and SESSION_TOKEN not in answer.text
     assert "signed with *** and token ***" in answer.text
+
+
+@pytest.mark.parametrize("doc", ["hosts.md", "gateway.md"])
+def test_the_upstream_samples_of_the_docs_load(doc: str) -> None:
+    text = (DOCS / doc).read_text(encoding="utf-8")
+    blocks = re.findall(r"```toml\n(.*?)```", text, re.S)
+    upstreams = {
+        name: table
+        for block in blocks
+        for name, table in tomllib.loads(block).get("upstreams", {}).items()
+    }
+    assert any(str(t["api"]).startswith("bedrock") for t in upstreams.values())
+    routes = [{"models": "*", "upstreams": list(upstreams)}]
+    config = parse_config({"upstreams": upstreams, "routes": routes}, {})
+    ups = {u.name: u for u in config.routes[0].upstreams}
+    bedrock = [u for u in ups.values() if u.api.startswith("bedrock")]
+    assert all(u.auth == "sigv4" and u.provider == "bedrock" for u in bedrock)
+    assert all(dict(u.host_params)["region"] == "us-east-1" for u in bedrock)

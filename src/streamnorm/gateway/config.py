@@ -155,7 +155,11 @@ class Upstream:
     ``auth`` names the auth scheme (``streamnorm.hosts``: ``sigv4``,
     ``google-oauth``, ``azure-entra``, or a key header such as ``api-key``)
     instead of the API's own key header; ``host_params`` fill the host's
-    path (Azure's ``api_version``) and give SigV4 its ``region``.
+    path (Azure's ``api_version``) and give SigV4 its ``region`` (else
+    ``AWS_REGION``, read with the configuration). ``api`` is one of
+    :data:`UPSTREAM_APIS`: a Bedrock upstream (Converse or Invoke) signs
+    with ``sigv4`` unless it names ``auth`` or ``api_key_env`` (a Bedrock
+    API key), and its ``provider`` is ``bedrock`` unless it names one.
     """
 
     name: str
