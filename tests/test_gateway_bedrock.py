@@ -471,3 +471,18 @@ def test_the_upstream_samples_of_the_docs_load(doc: str) -> None:
     bedrock = [u for u in ups.values() if u.api.startswith("bedrock")]
     assert all(u.auth == "sigv4" and u.provider == "bedrock" for u in bedrock)
     assert all(dict(u.host_params)["region"] == "us-east-1" for u in bedrock)
+
+
+@pytest.mark.parametrize("upstream", UPSTREAMS)
+def test_a_gemini_client_streaming_without_sse_gets_one_json_array(upstream: str) -> None:
+    with FakeBedrock([answer_of(upstream, True)]) as fake, gateway(fake.url, upstream) as gw:
+        contents = [{"role": "user", "parts": [{"text": "hello"}]}]
+        path = f"/v1beta/models/{CLIENT_MODEL}:streamGenerateContent"
+        headers = {"x-goog-api-key": GATEWAY_KEY}
+        answer = httpx.post(gw.url + path, json={"contents": contents}, headers=headers)
+    assert answer.status_code == 200 and answer.headers["content-type"] == "application/json"
+    chunks = answer.json()
+    text = "".join(p["text"] for c in chunks for p in c["candidates"][0]["content"]["parts"])
+    assert text == "".join(TEXT)
+    assert chunks[-1]["candidates"][0]["finishReason"] == "STOP"
+    assert fake.seen[0].path.endswith(OPERATIONS[upstream, True])
