@@ -936,3 +936,28 @@ def test_a_whole_invoke_answer_is_the_message_its_stream_gives() -> None:
     assert whole.api == "bedrock-invoke-stream" and whole.provider == "bedrock"
     assert whole.text == "Checking." and whole.tool_calls[0].arguments == {"city": "Paris"}
     assert (whole.stop_reason, whole.response_id) == (StopReason.TOOL_USE, "msg_bdrk_01")
+
+
+def test_a_whole_converse_answer_keeps_citations_and_server_tool_blocks() -> None:
+    citation = {
+        "title": "Doc",
+        "location": {"documentChar": {"documentIndex": 0, "start": 0, "end": 4}},
+    }
+    result = {"toolUseId": "t1", "status": "success", "content": [{"text": "42"}]}
+    body = {
+        "output": {
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"citationsContent": {"content": [{"text": "Paris"}], "citations": [citation]}},
+                    {"toolResult": result},
+                ],
+            }
+        },
+        "stopReason": "end_turn",
+        "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2},
+    }
+    message = decode_response(body, "bedrock-converse-stream")
+    text, block = message.content
+    assert isinstance(text, TextBlock) and text.text == "Paris" and len(text.citations) == 1
+    assert isinstance(block, ProviderBlock) and block.data == result

@@ -10,7 +10,7 @@ so both forms share one mapping of blocks, signatures, usage and stop reasons.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..._json import dumps_compact
@@ -65,7 +65,9 @@ def _block(index: int, block: dict[str, Any]) -> list[Payload]:
     return [("contentBlockStart", {**at, "start": block}), stop]
 
 
-def _reasoning(content: dict[str, Any], delta: Any) -> list[Payload]:
+def _reasoning(
+    content: dict[str, Any], delta: Callable[[dict[str, Any]], Payload]
+) -> list[Payload]:
     """A reasoning block's deltas: its text then its signature, or its
     redacted blob."""
     if "redactedContent" in content:
