@@ -1059,8 +1059,8 @@ class MessageBuilder:
         stop = StopReason.ABORTED if kind == "aborted" else StopReason.ERROR
         self._close(stop, reason)
         assert self._final is not None
-        if code is not None:
-            self._final = replace(self._final, error_code=code)
+        if code is not None or error_type is not None:
+            self._final = replace(self._final, error_code=code, error_type=error_type)
         error = Error(
             kind, reason, code, self._final, retry_after=retry_after, error_type=error_type
         )

@@ -117,7 +117,7 @@ class Gateway:
         return self.tracing.request(ex.headers, ex.record)
 
     async def _fail(self, ex: Exchange, exc: GatewayError) -> None:
-        message = bounded(redact(exc.message, self._secrets))
+        message = bounded(redact(exc.message, self.config.secrets()))
         ex.record.status, ex.record.error = exc.status, message
         if ex.started:  # pragma: no cover - relays end their own streams
             return

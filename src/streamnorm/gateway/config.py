@@ -76,7 +76,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..apis import APIS, resolve_spoken_api
+from ..apis import APIS, resolve_api
+from ..hosts.auth import minted_secrets
 from ..hosts.identity import provider_for_url
 from ..hosts.table import AUTH_SCHEMES, AuthScheme
 from ..models import Prices, ReasoningSpec, override_model
@@ -91,6 +92,8 @@ else:  # pragma: no cover - the gateway extra installs tomli on 3.10
     import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 __all__ = [
+    "BEDROCK_APIS",
+    "UPSTREAM_APIS",
     "UPSTREAM_CLIENTS",
     "GatewayConfig",
     "Route",
@@ -132,6 +135,11 @@ DEFAULT_ANTHROPIC_BETAS = (
     "context-management-2025-06-27",
     "effort-2025-11-24",
 )
+#: Bedrock's two request APIs (Converse and Invoke): an upstream may speak
+#: them, no client does, so their routes are always translated.
+BEDROCK_APIS = ("bedrock-converse-stream", "bedrock-invoke-stream")
+#: The APIs an upstream may speak: the four front-door APIs and Bedrock's.
+UPSTREAM_APIS = (*APIS, *BEDROCK_APIS)
 #: The HTTP clients the gateway can call upstreams with (the first by default).
 UPSTREAM_CLIENTS = ("aiohttp", "httpx")
 #: Longest an upstream answer may take by default, from its first byte: an
@@ -156,7 +164,11 @@ class Upstream:
     ``auth`` names the auth scheme (``streamnorm.hosts``: ``sigv4``,
     ``google-oauth``, ``azure-entra``, or a key header such as ``api-key``)
     instead of the API's own key header; ``host_params`` fill the host's
-    path (Azure's ``api_version``) and give SigV4 its ``region``.
+    path (Azure's ``api_version``) and give SigV4 its ``region`` (else
+    ``AWS_REGION``, read with the configuration). ``api`` is one of
+    :data:`UPSTREAM_APIS`: a Bedrock upstream (Converse or Invoke) signs
+    with ``sigv4`` unless it names ``auth`` or ``api_key_env`` (a Bedrock
+    API key), and its ``provider`` is ``bedrock`` unless it names one.
     """
 
     name: str
@@ -272,10 +284,14 @@ class GatewayConfig:
         return list(seen)
 
     def secrets(self) -> list[str]:
-        """Every key the gateway holds, for redaction."""
+        """Every key the gateway holds, for redaction: the configured ones,
+        and those its cloud signers have used so far (tokens they minted,
+        AWS secret keys and session tokens), which change as tokens expire:
+        ask again rather than keep the list."""
         ups = {u.name: u for r in self.routes for u in r.upstreams}
         store_password = urlsplit(self.store).password if self.store else None
-        return [k for k in (*self.keys, *(u.api_key for u in ups.values()), store_password) if k]
+        held = (*self.keys, *(u.api_key for u in ups.values()), store_password)
+        return [k for k in (*held, *minted_secrets()) if k]
 
 
 def load_config(
@@ -438,10 +454,7 @@ def _upstream(name: str, table: Mapping[str, Any], env: Mapping[str, str]) -> Up
     )
     api_name = _str(table, "api", where, required=True)
     assert api_name is not None
-    try:
-        api = resolve_spoken_api(api_name)
-    except ValueError:
-        raise ValueError(f"{where}api: {api_name!r} is not one of {', '.join(APIS)}") from None
+    api = _upstream_api(api_name, where)
     base_url = _str(table, "base_url", where, required=True)
     assert base_url is not None
     parts = urlsplit(base_url)
@@ -450,6 +463,13 @@ def _upstream(name: str, table: Mapping[str, Any], env: Mapping[str, str]) -> Up
     key_env = _str(table, "api_key_env", where)
     key = (env.get(key_env) or None) if key_env else None
     headers = _str_table(table, "headers", where)
+    auth = _auth(table, where)
+    bedrock = api in BEDROCK_APIS
+    if bedrock and auth is None and key_env is None:
+        auth = "sigv4"  # Bedrock's own scheme; an API key (api_key_env) goes as Bearer
+    host_params = dict(_str_table(table, "host_params", where))
+    if auth == "sigv4":
+        host_params = _with_region(host_params, env, where)
     return Upstream(
         name=name,
         api=api,
@@ -459,12 +479,38 @@ def _upstream(name: str, table: Mapping[str, Any], env: Mapping[str, str]) -> Up
         headers=tuple((k.lower(), v) for k, v in headers.items()),
         timeout=_positive_float(table, "timeout", where, 600.0),
         connect_timeout=_positive_float(table, "connect_timeout", where, 10.0),
-        provider=_str(table, "provider", where),
+        provider=_str(table, "provider", where) or ("bedrock" if bedrock else None),
         **_retry(table, where),
         api_key=key,
-        auth=_auth(table, where),
-        host_params=tuple(_str_table(table, "host_params", where).items()),
+        auth=auth,
+        host_params=tuple(host_params.items()),
     )
+
+
+def _upstream_api(name: str, where: str) -> str:
+    """The API an upstream's ``api`` names: one of :data:`UPSTREAM_APIS`
+    (or an alias of one, ``bedrock`` for Converse)."""
+    try:
+        api = resolve_api(name)
+    except ValueError:
+        api = None
+    if api not in UPSTREAM_APIS:
+        raise ValueError(f"{where}api: {name!r} is not one of {', '.join(UPSTREAM_APIS)}")
+    return str(api)
+
+
+def _with_region(params: dict[str, str], env: Mapping[str, str], where: str) -> dict[str, str]:
+    """``host_params`` with the region SigV4 signs for: given, else the
+    environment's ``AWS_REGION`` / ``AWS_DEFAULT_REGION``; none is an error
+    now rather than a 502 on every request."""
+    if params.get("region"):
+        return params
+    region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
+    if not region:
+        raise ValueError(
+            f"{where}host_params.region: SigV4 needs a region (or AWS_REGION in the environment)"
+        )
+    return {**params, "region": region}
 
 
 _RETRY_KEYS = ("retries", "backoff", "weight", "cooldown")

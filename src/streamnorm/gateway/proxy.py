@@ -57,7 +57,6 @@ class Proxy:
         self._config = config
         self._client = client
         self._stored = stored or StoredResponses(None)
-        self._secrets = config.secrets()
 
     async def handle(self, ex: Exchange, call: ClientCall) -> None:
         route = self._route(call)
@@ -82,13 +81,13 @@ class Proxy:
         if 300 <= status < 400:
             raise GatewayError(502, f"upstream {up.name} answered with a redirect (not followed)")
         if status >= 400:
-            raise _upstream_error(up.name, status, opened.first)
+            raise _upstream_error(up.name, status, opened)
         answer = _Answer(call, up.api != call.api, int(time.time()))
         keep = responses and self._stored.keeps(call.body)
         finish = self._finisher(call, request, answer) if keep else None
         # Every byte the client gets passes the redactor: an upstream that
         # echoes its key (in an error event, a 200 error body) shows ***.
-        redactor = Redactor(self._secrets)
+        redactor = Redactor(self._config.secrets())
         rest = _within(ex.metered(opened.rest), self._config.max_stream_seconds)
         if call.stream:
             relay, content_type = _relay(
@@ -102,7 +101,7 @@ class Proxy:
             try:
                 await _stream(ex, (opened, rest), relay, (content_type, redactor), finish)
             finally:
-                _stream_failure(ex.record, relay.message, self._secrets)
+                _stream_failure(ex.record, relay.message, self._config.secrets())
         else:
             await _whole(ex, call, (opened, rest), answer, (finish, redactor))
 
@@ -132,15 +131,17 @@ class Proxy:
         return route
 
 
-def _upstream_error(name: str, status: int, body: bytes) -> GatewayError:
+def _upstream_error(name: str, status: int, opened: Opened) -> GatewayError:
     """An upstream's error status, for the client. A 401 or 403 says the
-    operator's upstream key was refused, not the client's: a 502 saying so,
-    never the client's own 401."""
+    operator's upstream key was refused, not the client's: a 502 saying so
+    (with the exception's name when AWS gives one), never the client's own 401."""
     if status in (401, 403):
+        kind = opened.response.headers.get("x-amzn-errortype", "").split(":", 1)[0]
+        named = f", {kind}" if kind else ""
         return GatewayError(
-            502, f"upstream {name} refused the gateway's credentials (HTTP {status})"
+            502, f"upstream {name} refused the gateway's credentials (HTTP {status}{named})"
         )
-    return GatewayError(status, upstream_message(body, status))
+    return GatewayError(status, upstream_message(opened.first, status, opened.response.headers))
 
 
 def _stream_failure(record: RequestRecord, message: AssistantMessage, secrets: list[str]) -> None:
