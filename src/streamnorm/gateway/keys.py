@@ -134,6 +134,7 @@ def ledger_row(record: RequestRecord) -> LedgerRow:
         cost_usd=record.cost_usd,
         status=record.status,
         latency_ms=record.duration_ms,
+        error=record.error,
     )
 
 

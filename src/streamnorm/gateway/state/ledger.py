@@ -71,10 +71,13 @@ SCHEMA = (
     "input_tokens BIGINT NOT NULL DEFAULT 0, output_tokens BIGINT NOT NULL DEFAULT 0, "
     "cache_read_tokens BIGINT NOT NULL DEFAULT 0, cache_write_tokens BIGINT NOT NULL DEFAULT 0, "
     "reasoning_tokens BIGINT NOT NULL DEFAULT 0, cost_usd DOUBLE PRECISION, "
-    "status INTEGER NOT NULL DEFAULT 0, latency_ms DOUBLE PRECISION)",
+    "status INTEGER NOT NULL DEFAULT 0, latency_ms DOUBLE PRECISION, error TEXT)",
     "CREATE INDEX IF NOT EXISTS streamnorm_ledger_key_at ON streamnorm_ledger (key, at)",
     "CREATE INDEX IF NOT EXISTS streamnorm_ledger_at ON streamnorm_ledger (at)",
 )
+#: Columns added after a table's first release: (table, column, type). A
+#: store made before them gets them when a ledger opens it.
+ADDED_COLUMNS = (("streamnorm_ledger", "error", "TEXT"),)
 
 TOKEN_KINDS = (
     "input_tokens",
@@ -97,6 +100,7 @@ COLUMNS = (
     "cost_usd",
     "status",
     "latency_ms",
+    "error",
 )
 
 
@@ -213,6 +217,9 @@ class LedgerRow:
     cost_usd: float | None = None
     status: int = 0
     latency_ms: float | None = None
+    #: Why the request failed, when it did; also for a stream that began with
+    #: a 200 and then ended in an error (the log line's ``error``).
+    error: str | None = None
 
     def values(self) -> tuple[Any, ...]:
         return tuple(getattr(self, c) for c in COLUMNS)
@@ -350,6 +357,7 @@ class Ledger(ABC):
             total = totals.setdefault(name, _empty_total(by, name))
             total["requests"] += 1
             total["refused"] += 1 - int(row["admitted"])
+            total["failed"] += _failed(row)
             for kind in TOKEN_KINDS:
                 total[kind] += int(row[kind])
             if row["cost_usd"] is not None:
@@ -408,6 +416,12 @@ def _group(row: dict[str, Any], by: str) -> str:
     return str(row[by] or "none")
 
 
+def _failed(row: dict[str, Any]) -> int:
+    """1 for an admitted request that failed: an error status, or a stream
+    that broke after its 200."""
+    return int(bool(row["admitted"]) and (row["status"] >= 400 or row["error"] is not None))
+
+
 def _empty_total(by: str, name: str) -> dict[str, Any]:
     return {
         by: name,
@@ -416,6 +430,7 @@ def _empty_total(by: str, name: str) -> dict[str, Any]:
         **dict.fromkeys(TOKEN_KINDS, 0),
         "cost_usd": 0.0,
         "unpriced": 0,
+        "failed": 0,
     }
 
 
