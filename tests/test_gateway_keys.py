@@ -485,3 +485,29 @@ def test_a_stream_that_breaks_after_its_200_is_a_failed_row(upstream: str, tmp_p
         (row,) = [r for r in ledger.rows() if r["request_id"] == answer.headers["x-request-id"]]
         assert row["status"] == 200 and row["error"], row
         assert ledger.usage("route")[0]["failed"] == 1
+
+
+@needs_fixtures
+def test_a_scoped_key_lists_only_the_models_it_may_use(upstream: str, tmp_path: Path) -> None:
+    store = str(tmp_path / "gw.sqlite3")
+    with running_gateway(upstream, store=store, ledger=True) as (app, gw):
+        assert app.accounts.ledger is not None
+        secret, _ = app.accounts.ledger.create_key(models=["named.c*", "named.g*"])
+
+        def listed(key: str) -> set[str]:
+            got = httpx.get(gw.url + "/v1/models", headers={"authorization": f"Bearer {key}"})
+            assert got.status_code == 200, got.text
+            return {m["id"] for m in got.json()["data"]}
+
+        everything, scoped = listed(GATEWAY_KEY), listed(secret)
+        assert scoped == {"named.chat", "named.gemini"} < everything
+        hidden = sorted(everything - scoped)[0]
+        one = httpx.get(
+            gw.url + f"/v1/models/{hidden}", headers={"authorization": f"Bearer {secret}"}
+        )
+        assert one.status_code == 404
+        shown = sorted(scoped)[0]
+        one = httpx.get(
+            gw.url + f"/v1/models/{shown}", headers={"authorization": f"Bearer {secret}"}
+        )
+        assert one.status_code == 200 and one.json()["id"] == shown
