@@ -38,6 +38,7 @@ from .gateway_support import (
     FakeUpstream,
     ServerThread,
     fixture_reply,
+    gateway_env,
     gateway_toml,
     running_gateway,
 )
@@ -434,7 +435,7 @@ def _make_first_release_table(location: str) -> None:
         with contextlib.closing(sqlite3.connect(location)) as conn:
             conn.execute(_FIRST_LEDGER_TABLE)
             conn.execute(
-                "INSERT INTO streamnorm_ledger (request_id, at, admitted) VALUES ('old', 1, 1)"
+                "INSERT INTO streamnorm_ledger (request_id, at, admitted) VALUES ('old', 1e10, 1)"
             )
             conn.commit()
         return
@@ -443,7 +444,7 @@ def _make_first_release_table(location: str) -> None:
     with psycopg.connect(location, autocommit=True) as conn:
         conn.execute(_FIRST_LEDGER_TABLE)
         conn.execute(
-            "INSERT INTO streamnorm_ledger (request_id, at, admitted) VALUES ('old', 1, 1)"
+            "INSERT INTO streamnorm_ledger (request_id, at, admitted) VALUES ('old', 1e10, 1)"
         )
 
 
@@ -452,7 +453,7 @@ def test_a_store_made_before_the_error_column_gets_it_and_keeps_its_rows(locatio
     for _ in range(2):  # a second opening finds the column there
         ledger = open_ledger(location)
         try:
-            ledger.record(LedgerRow("new", "key-a", 2.0, status=200, error="upstream broke"))
+            ledger.record(LedgerRow("new", "key-a", 1e10, status=200, error="upstream broke"))
             rows = {r["request_id"]: r for r in ledger.rows()}
         finally:
             ledger.close()
@@ -511,3 +512,28 @@ def test_a_scoped_key_lists_only_the_models_it_may_use(upstream: str, tmp_path: 
             gw.url + f"/v1/models/{shown}", headers={"authorization": f"Bearer {secret}"}
         )
         assert one.status_code == 200 and one.json()["id"] == shown
+
+
+def test_rows_older_than_the_retention_are_pruned(location: str) -> None:
+    day = 86400.0
+    now = time.time()
+    ledger = open_ledger(location, retention_days=40)
+    try:
+        for name, age in (("old", 41 * day), ("month", 39 * day)):
+            ledger.admit(name, ClientKey("key-a"), now=now - age)
+        ledger.record(LedgerRow("new", "key-a", now, status=200))  # its first record prunes
+        assert sorted(r["request_id"] for r in ledger.rows()) == ["month", "new"]
+        assert ledger.prune(now + 2 * day) == 1  # "month" is now past 40 days
+    finally:
+        ledger.close()
+
+
+def test_the_ledger_keeps_at_least_a_month() -> None:
+    def config(**more: Any) -> Any:
+        toml = gateway_toml("http://127.0.0.1:9", store="s.sqlite3", ledger=True, **more)
+        return parse_config(toml, gateway_env())
+
+    assert config().ledger_retention_days == 400
+    assert config(ledger_retention_days=32).ledger_retention_days == 32
+    with pytest.raises(ValueError, match="ledger_retention_days: at least 32"):
+        config(ledger_retention_days=31)

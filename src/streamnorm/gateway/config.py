@@ -13,6 +13,7 @@ A TOML file (``gateway.toml``) holds three parts::
     store_ttl_seconds = 2592000            # 30 days
     store_max_bytes = 1073741824           # 1 GiB
     ledger = false                         # true: the usage ledger and the store's client keys
+    ledger_retention_days = 400            # ledger rows older than this are deleted (32 at least)
     otel = false                           # true: OpenTelemetry spans and GenAI metrics
     max_head_bytes = 65536                 # request line and headers (431 beyond)
     head_timeout = 10                      # seconds to send them (408 beyond)
@@ -85,6 +86,7 @@ from ..normalizer import DEFAULT_MAX_STREAM_BYTES
 from ..providers.server_tools import SERVER_TOOL_POLICIES
 from ..sanitize import DEFAULT_FOREIGN_THINKING, FOREIGN_THINKING_MODES, ForeignThinking
 from .state.base import DEFAULT_MAX_BYTES, DEFAULT_TTL_SECONDS, Retention
+from .state.ledger import DEFAULT_LEDGER_DAYS, MIN_LEDGER_DAYS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -146,7 +148,7 @@ UPSTREAM_CLIENTS = ("aiohttp", "httpx")
 #: hour, well past any real answer, so that a trickling upstream cannot hold
 #: a slot for ever.
 DEFAULT_MAX_STREAM_SECONDS = 3600.0
-_STORE_KEYS = {"store", "store_ttl_seconds", "store_max_bytes", "ledger"}
+_STORE_KEYS = {"store", "store_ttl_seconds", "store_max_bytes", "ledger", "ledger_retention_days"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +257,7 @@ class GatewayConfig:
     store: str | None = None
     store_retention: Retention = field(default_factory=Retention)
     ledger: bool = False
+    ledger_retention_days: int = DEFAULT_LEDGER_DAYS
     otel: bool = False
     models: tuple[tuple[str, Mapping[str, Any]], ...] = ()
     max_head_bytes: int = 64 * 1024
@@ -345,6 +348,7 @@ def parse_config(
         server_tools=_choice(gateway, "server_tools", "gateway.", SERVER_TOOL_POLICIES),
         store=_store(gateway, base or Path.cwd()),
         ledger=_ledger(gateway),
+        ledger_retention_days=_ledger_days(gateway),
         otel=_otel(gateway),
         store_retention=Retention(
             ttl_seconds=_positive_int(
@@ -406,6 +410,18 @@ def _ledger(gateway: Mapping[str, Any]) -> bool:
     if wanted and gateway.get("store") is None:
         raise ValueError("gateway.ledger: the ledger lives in the store; set gateway.store too")
     return wanted
+
+
+def _ledger_days(gateway: Mapping[str, Any]) -> int:
+    """Days of ledger rows kept: at least :data:`MIN_LEDGER_DAYS`, so a
+    monthly budget always reads its whole month."""
+    days = _positive_int(gateway, "ledger_retention_days", "gateway.", DEFAULT_LEDGER_DAYS)
+    if days < MIN_LEDGER_DAYS:
+        raise ValueError(
+            f"gateway.ledger_retention_days: at least {MIN_LEDGER_DAYS} "
+            "(a monthly budget reads back to the start of its month)"
+        )
+    return days
 
 
 _MODEL_KEYS = {

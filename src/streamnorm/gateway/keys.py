@@ -46,7 +46,9 @@ class Accounts:
         self._env_keys = sorted(config.keys)
         self._secrets = secrets
         self.ledger: Ledger | None = (
-            open_ledger(config.store) if config.ledger and config.store else None
+            open_ledger(config.store, config.ledger_retention_days)
+            if config.ledger and config.store
+            else None
         )
 
     @property

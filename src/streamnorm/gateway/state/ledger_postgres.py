@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .ledger import ADDED_COLUMNS, SCHEMA, Ledger
+from .ledger import ADDED_COLUMNS, DEFAULT_LEDGER_DAYS, SCHEMA, Ledger
 from .postgres import open_postgres, psycopg_module
 
 __all__ = ["PostgresLedger"]
@@ -40,8 +40,8 @@ class _Cursor:
 class PostgresLedger(Ledger):
     """Keys and the ledger in the PostgreSQL database at ``url``."""
 
-    def __init__(self, url: str) -> None:
-        super().__init__()
+    def __init__(self, url: str, retention_days: int = DEFAULT_LEDGER_DAYS) -> None:
+        super().__init__(retention_days)
         self._psycopg: Any = psycopg_module()
         self._url = url
         self._conn: Any = None

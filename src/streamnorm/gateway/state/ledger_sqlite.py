@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .ledger import ADDED_COLUMNS, SCHEMA, Ledger
+from .ledger import ADDED_COLUMNS, DEFAULT_LEDGER_DAYS, SCHEMA, Ledger
 from .sqlite import open_sqlite
 
 __all__ = ["SQLiteLedger"]
@@ -21,8 +21,14 @@ __all__ = ["SQLiteLedger"]
 class SQLiteLedger(Ledger):
     """Keys and the ledger in the SQLite file at ``path``."""
 
-    def __init__(self, path: str | Path, *, busy_timeout: float = 30.0) -> None:
-        super().__init__()
+    def __init__(
+        self,
+        path: str | Path,
+        retention_days: int = DEFAULT_LEDGER_DAYS,
+        *,
+        busy_timeout: float = 30.0,
+    ) -> None:
+        super().__init__(retention_days)
         self.path = Path(path)
         self._busy_timeout = busy_timeout
         self._conn: sqlite3.Connection | None = None
