@@ -635,6 +635,7 @@ def normalize(
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
     max_stream_bytes: int | None = DEFAULT_MAX_STREAM_BYTES,
     max_json_depth: int = DEFAULT_MAX_JSON_DEPTH,
+    keep_content: bool = True,
     raise_source_errors: bool = False,
 ) -> Iterator[Event]:
     """Normalize a stream given as any iterable of byte chunks, or as the
@@ -664,6 +665,7 @@ def normalize(
         max_event_bytes=max_event_bytes,
         max_stream_bytes=max_stream_bytes,
         max_json_depth=max_json_depth,
+        keep_content=keep_content,
     )
     return _normalize(normalizer, _chunks_of(chunks), raise_source_errors)
 
@@ -696,6 +698,7 @@ def anormalize(
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
     max_stream_bytes: int | None = DEFAULT_MAX_STREAM_BYTES,
     max_json_depth: int = DEFAULT_MAX_JSON_DEPTH,
+    keep_content: bool = True,
     raise_source_errors: bool = False,
 ) -> AsyncIterator[Event]:
     """Async twin of :func:`normalize`, over an async (or plain) iterable.
@@ -731,6 +734,7 @@ def anormalize(
         max_event_bytes=max_event_bytes,
         max_stream_bytes=max_stream_bytes,
         max_json_depth=max_json_depth,
+        keep_content=keep_content,
     )
     return _anormalize(normalizer, _chunks_of(chunks), raise_source_errors)
 
