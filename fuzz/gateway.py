@@ -194,9 +194,12 @@ class Answer:
         return heads.encode("latin-1") + self.body
 
 
-def gateway_config(upstream_url: str, timeout: float = UPSTREAM_TIMEOUT) -> dict[str, Any]:
+def gateway_config(
+    upstream_url: str, timeout: float = UPSTREAM_TIMEOUT, **gateway: Any
+) -> dict[str, Any]:
     """Routes ``<api>.*`` to that API's upstream at ``upstream_url``, and
-    ``fallback.*`` to the Chat upstream twice (the second is the fallback)."""
+    ``fallback.*`` to the Chat upstream twice (the second is the fallback);
+    ``gateway`` adds keys to the ``[gateway]`` table."""
     ups = {
         _SHORT[api]: {
             "api": api,
@@ -210,7 +213,8 @@ def gateway_config(upstream_url: str, timeout: float = UPSTREAM_TIMEOUT) -> dict
     ups["chat-again"] = dict(ups["chat"])
     routes = [{"models": f"{api}.*", "upstreams": [_SHORT[api]]} for api in APIS]
     routes.append({"models": "fallback.*", "upstreams": ["chat", "chat-again"]})
-    return {"gateway": {"keys_env": "FUZZ_CLIENT_KEYS"}, "upstreams": ups, "routes": routes}
+    table = {"keys_env": "FUZZ_CLIENT_KEYS", **gateway}
+    return {"gateway": table, "upstreams": ups, "routes": routes}
 
 
 def gateway_env() -> dict[str, str]:
@@ -243,10 +247,13 @@ def client_path(api: str, model: str, *, stream: bool, sse: bool = True) -> tupl
 class Harness:
     """One gateway app against one upstream, driven on one event loop."""
 
-    def __init__(self, upstream_url: str, timeout: float = UPSTREAM_TIMEOUT) -> None:
-        config = parse_config(gateway_config(upstream_url, timeout), gateway_env())
-        self.app: Gateway = create_app(config)
-        self.app._proxy.max_stream_bytes = STREAM_LIMIT  # a flood ends soon
+    def __init__(
+        self, upstream_url: str, timeout: float = UPSTREAM_TIMEOUT, **gateway: Any
+    ) -> None:
+        table = gateway_config(
+            upstream_url, timeout, **{"max_stream_bytes": STREAM_LIMIT, **gateway}
+        )
+        self.app: Gateway = create_app(parse_config(table, gateway_env()))
         self._loop = asyncio.new_event_loop()
 
     def close(self) -> None:
@@ -272,9 +279,11 @@ class Harness:
         sse: bool = True,
         headers: list[tuple[bytes, bytes]] | None = None,
         path: str | None = None,
+        keep: int | None = None,
     ) -> Answer:
         """POST ``body`` to ``api``'s front door (``model`` in the path for
-        Gemini), or to ``path`` with ``api``'s credentials."""
+        Gemini), or to ``path`` with ``api``'s credentials. ``keep``: only
+        the body's last ``keep`` bytes are kept (a long answer is not held)."""
         door, query = client_path(api, model, stream=stream, sse=sse)
         path = path or door
         scope: dict[str, Any] = {
@@ -285,14 +294,15 @@ class Harness:
             "headers": [*_CLIENT_HEADERS[api], *(headers or [])],
         }
         return self._loop.run_until_complete(
-            asyncio.wait_for(_drive(self.app, scope, body), ANSWER_WITHIN * 2)
+            asyncio.wait_for(_drive(self.app, scope, body, keep), ANSWER_WITHIN * 2)
         )
 
 
-async def _drive(app: Gateway, scope: dict[str, Any], body: bytes) -> Answer:
+async def _drive(app: Gateway, scope: dict[str, Any], body: bytes, keep: int | None) -> Answer:
     done = asyncio.Event()
     sent: list[MutableMapping[str, Any]] = []
     given = False
+    tail = b""
 
     async def receive() -> dict[str, Any]:
         nonlocal given
@@ -303,6 +313,11 @@ async def _drive(app: Gateway, scope: dict[str, Any], body: bytes) -> Answer:
         return {"type": "http.disconnect"}
 
     async def send(message: MutableMapping[str, Any]) -> None:
+        nonlocal tail
+        if keep is not None and message["type"] == "http.response.body":
+            tail = (tail + message.get("body", b""))[-keep:]
+            message = {**message, "body": b""}
+            sent[:] = [m for m in sent if m["type"] != "http.response.body"]  # the last only
         sent.append(message)
         if message["type"] == "http.response.body" and not message.get("more_body", False):
             done.set()
@@ -318,7 +333,8 @@ async def _drive(app: Gateway, scope: dict[str, Any], body: bytes) -> Answer:
         {k.decode("latin-1"): v.decode("latin-1") for k, v in heads[0]["headers"]} if heads else {}
     )
     ended = bool(bodies) and not bodies[-1].get("more_body", False)
-    return Answer(status, headers, b"".join(m.get("body", b"") for m in bodies), ended, seconds)
+    whole = tail if keep is not None else b"".join(m.get("body", b"") for m in bodies)
+    return Answer(status, headers, whole, ended, seconds)
 
 
 # --------------------------------------------------------------------------

@@ -92,7 +92,7 @@ class Seen:
     body: bytes
 
 
-def _read_request(conn: socket.socket) -> Seen:
+def read_request(conn: socket.socket) -> Seen:
     data = b""
     while b"\r\n\r\n" not in data:
         chunk = conn.recv(65536)
@@ -120,6 +120,7 @@ class ScriptedServer:
     def __init__(self, steps: list[Step]) -> None:
         self.steps = steps
         self.seen: list[Seen] = []
+        self.refused: list[Step] = []
         owner = self
 
         class Handler(socketserver.BaseRequestHandler):
@@ -131,9 +132,23 @@ class ScriptedServer:
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     def serve(self, conn: socket.socket) -> None:
-        seen = _read_request(conn)
+        seen = read_request(conn)
         self.seen.append(seen)
-        step = self.steps[min(len(self.seen) - 1, len(self.steps) - 1)]
+        refusal = self.refusal(seen)
+        if refusal is not None:
+            self.refused.append(refusal)
+        self.reply(conn, refusal or self.next_step())
+
+    def refusal(self, seen: Seen) -> Step | None:
+        """The answer refusing ``seen`` (a fake of a host checks what the
+        host checks); None: it is answered with the next step."""
+        return None
+
+    def next_step(self) -> Step:
+        """The step of the latest request (the last one repeats)."""
+        return self.steps[min(len(self.seen) - 1, len(self.steps) - 1)]
+
+    def reply(self, conn: socket.socket, step: Step) -> None:
         if step.reset:
             _reset(conn)
             return

@@ -156,12 +156,16 @@ def completions_view(data: bytes) -> View:
 def responses_view(data: bytes) -> View:
     view = View()
     response = None
-    with _openai_client(data).responses.stream(model="m", input="hi") as stream:
-        for event in stream:
-            if event.type in ("response.completed", "response.incomplete", "response.failed"):
-                response = event.response
-        if response is not None and response.status == "completed":
-            response = stream.get_final_response()
+    try:
+        with _openai_client(data).responses.stream(model="m", input="hi") as stream:
+            for event in stream:
+                if event.type in ("response.completed", "response.incomplete", "response.failed"):
+                    response = event.response
+            if response is not None and response.status == "completed":
+                response = stream.get_final_response()
+    except openai.APIError as exc:  # an error event in OpenAI's own form
+        view.error = type(exc).__name__
+        return view
     assert response is not None, "no terminal event"
     if response.status == "failed":
         view.error = "failed"
@@ -298,6 +302,16 @@ ERRORS = {
 }
 
 
+def _error(message: AssistantMessage, target: str) -> str:
+    """What the SDK of ``target`` reports for a failed turn: OpenAI's own
+    Responses error with a type goes out in OpenAI's form (code and type
+    under ``error``), on which the SDK raises ``APIError`` (encoding.md
+    'Errors'); any other ends in ``response.failed``."""
+    if target == "openai-responses" and message.api == target and message.error_type:
+        return "APIError"
+    return ERRORS[target]
+
+
 def _anthropic_id(call_id: str) -> str:
     ok = all(c.isascii() and (c.isalnum() or c in "_-") for c in call_id) and call_id
     return (
@@ -310,7 +324,7 @@ def _anthropic_id(call_id: str) -> str:
 def expected(message: AssistantMessage, target: str, failed: bool) -> View:
     """What the SDK of ``target`` must read for ``message``."""
     if failed:
-        return View(error=ERRORS[target])
+        return View(error=_error(message, target))
     view = View()
     for block in message.content:
         if isinstance(block, TextBlock):

@@ -3,6 +3,7 @@ run bytes through the normalizer under a given chunking."""
 
 from __future__ import annotations
 
+import base64
 import binascii
 import contextlib
 import hashlib
@@ -194,6 +195,12 @@ def aws_event(event_type: str, payload: dict[str, Any]) -> bytes:
         ":message-type": "event",
     }
     return aws_frame(headers, json.dumps(payload).encode())
+
+
+def invoke_chunk(inner: dict[str, Any] | bytes) -> bytes:
+    """A Bedrock Invoke ``chunk`` frame carrying one inner event."""
+    raw = inner if isinstance(inner, bytes) else json.dumps(inner).encode()
+    return aws_event("chunk", {"bytes": base64.b64encode(raw).decode()})
 
 
 def aws_frame_ends(data: bytes) -> list[int]:

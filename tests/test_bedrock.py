@@ -32,6 +32,7 @@ from streamnorm import (
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
+    decode_response,
 )
 from streamnorm.apis import resolve_api
 from streamnorm.events import Event
@@ -48,6 +49,8 @@ from .support import (
     dicts,
     done,
     failed,
+    final_done,
+    invoke_chunk,
     needs_fixtures,
     random_split,
     run,
@@ -320,11 +323,6 @@ def test_the_legacy_completion_chunk() -> None:
     end = done(run_bytes(data.read_bytes(), "bedrock-invoke-stream"))
     assert end.message.content == ()
     assert (end.usage.input_tokens, end.usage.output_tokens) == (25, 4)
-
-
-def invoke_chunk(inner: dict[str, Any] | bytes) -> bytes:
-    raw = inner if isinstance(inner, bytes) else json.dumps(inner).encode()
-    return aws_event("chunk", {"bytes": base64.b64encode(raw).decode()})
 
 
 def test_legacy_completion_text_streams_into_one_block() -> None:
@@ -835,3 +833,131 @@ def test_hostile_variants_keep_every_invariant() -> None:
         kinds_seen.add(end.kind if isinstance(end, Error) else "done")
     # The variants reach every ending, so the invariants are checked on each.
     assert kinds_seen >= {"done", "upstream", "truncated", "protocol"}, kinds_seen
+
+
+# -- whole (non-streaming) answers ------------------------------------------------------
+
+_WHOLE_CONVERSE = {
+    "output": {
+        "message": {
+            "role": "assistant",
+            "content": [
+                {"reasoningContent": {"reasoningText": {"text": "Look.", "signature": "c2ln"}}},
+                {"reasoningContent": {"redactedContent": "cmVk"}},
+                {"text": "Checking."},
+                {
+                    "toolUse": {
+                        "toolUseId": "tooluse_1",
+                        "name": "weather",
+                        "input": {"city": "Paris"},
+                    }
+                },
+            ],
+        }
+    },
+    "stopReason": "tool_use",
+    "usage": {"inputTokens": 12, "outputTokens": 9, "totalTokens": 21, "cacheReadInputTokens": 4},
+    "metrics": {"latencyMs": 300},
+}
+
+
+def _converse_stream_of_whole() -> bytes:
+    """The ConverseStream form of ``_WHOLE_CONVERSE``, as Bedrock streams it."""
+
+    def delta(index: int, value: dict[str, Any]) -> bytes:
+        return aws_event("contentBlockDelta", {"contentBlockIndex": index, "delta": value})
+
+    def stop(index: int) -> bytes:
+        return aws_event("contentBlockStop", {"contentBlockIndex": index})
+
+    start = {"toolUse": {"toolUseId": "tooluse_1", "name": "weather"}}
+    return b"".join(
+        [
+            aws_event("messageStart", {"role": "assistant"}),
+            delta(0, {"reasoningContent": {"text": "Lo"}}),
+            delta(0, {"reasoningContent": {"text": "ok."}}),
+            delta(0, {"reasoningContent": {"signature": "c2ln"}}),
+            stop(0),
+            delta(1, {"reasoningContent": {"redactedContent": "cmVk"}}),
+            stop(1),
+            delta(2, {"text": "Checking."}),
+            stop(2),
+            aws_event("contentBlockStart", {"contentBlockIndex": 3, "start": start}),
+            delta(3, {"toolUse": {"input": '{"city": '}}),
+            delta(3, {"toolUse": {"input": '"Paris"}'}}),
+            stop(3),
+            aws_event("messageStop", {"stopReason": "tool_use"}),
+            aws_event("metadata", {k: _WHOLE_CONVERSE[k] for k in ("usage", "metrics")}),
+        ]
+    )
+
+
+def test_a_whole_converse_answer_is_the_message_its_stream_gives() -> None:
+    whole = decode_response(_WHOLE_CONVERSE, "bedrock-converse-stream", provider="bedrock")
+    streamed = final_done(_converse_stream_of_whole(), "bedrock-converse-stream").message
+    assert [type(b) for b in whole.content] == [
+        ThinkingBlock,
+        ThinkingBlock,
+        TextBlock,
+        ToolCallBlock,
+    ]
+    assert whole.content[0] == ThinkingBlock("Look.", "c2ln")
+    assert whole.content[1] == ThinkingBlock("", "cmVk", redacted=True)
+    assert (whole.stop_reason, whole.usage.cache_read_tokens) == (StopReason.TOOL_USE, 4)
+    assert whole.tool_calls[0].arguments == {"city": "Paris"}
+    assert [b.to_dict() for b in whole.content][:3] == [b.to_dict() for b in streamed.content][:3]
+    assert whole.tool_calls[0].arguments == streamed.tool_calls[0].arguments
+    assert (whole.usage.input_tokens, whole.usage.output_tokens) == (12, 9)
+    assert whole.usage == streamed.usage and whole.provider == "bedrock"
+
+
+def test_a_bedrock_error_body_is_an_error_message() -> None:
+    body = {"message": "Too many tokens", "__type": "ValidationException"}
+    for api in ("bedrock-converse-stream", "bedrock-invoke-stream"):
+        message = decode_response(body, api)
+        assert message.stop_reason is StopReason.ERROR
+        assert (message.error, message.error_code) == ("Too many tokens", "ValidationException")
+
+
+def test_a_whole_invoke_answer_is_the_message_its_stream_gives() -> None:
+    body = {
+        "id": "msg_bdrk_01",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": [
+            {"type": "text", "text": "Checking."},
+            {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Paris"}},
+        ],
+        "stop_reason": "tool_use",
+        "usage": {"input_tokens": 12, "output_tokens": 9},
+    }
+    whole = decode_response(body, "bedrock-invoke-stream")
+    assert whole.api == "bedrock-invoke-stream" and whole.provider == "bedrock"
+    assert whole.text == "Checking." and whole.tool_calls[0].arguments == {"city": "Paris"}
+    assert (whole.stop_reason, whole.response_id) == (StopReason.TOOL_USE, "msg_bdrk_01")
+
+
+def test_a_whole_converse_answer_keeps_citations_and_server_tool_blocks() -> None:
+    citation = {
+        "title": "Doc",
+        "location": {"documentChar": {"documentIndex": 0, "start": 0, "end": 4}},
+    }
+    result = {"toolUseId": "t1", "status": "success", "content": [{"text": "42"}]}
+    body = {
+        "output": {
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"citationsContent": {"content": [{"text": "Paris"}], "citations": [citation]}},
+                    {"toolResult": result},
+                ],
+            }
+        },
+        "stopReason": "end_turn",
+        "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2},
+    }
+    message = decode_response(body, "bedrock-converse-stream")
+    text, block = message.content
+    assert isinstance(text, TextBlock) and text.text == "Paris" and len(text.citations) == 1
+    assert isinstance(block, ProviderBlock) and block.data == result

@@ -10,9 +10,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-import botocore.session
 import pytest
-from botocore.model import OperationModel, Shape
+from botocore.model import OperationModel
 from botocore.serialize import create_serializer
 from botocore.validate import ParamValidator
 
@@ -35,9 +34,10 @@ from streamnorm import (
     validate_request_body,
 )
 
+from .bedrock_support import SERVICE, as_params
+
 MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n fake").decode()
-SERVICE = botocore.session.get_session().get_service_model("bedrock-runtime")
 
 
 def _call() -> ToolCallBlock:
@@ -84,22 +84,10 @@ def _request(stream: bool = True) -> Request:
     )
 
 
-def _as_params(value: Any, shape: Shape) -> Any:
-    """A JSON body as botocore's parameters: blobs (base64 on the wire) as bytes."""
-    if shape.type_name == "blob":
-        return base64.b64decode(value)
-    if shape.type_name == "structure" and isinstance(value, dict):
-        members = shape.members
-        return {k: _as_params(v, members[k]) if k in members else v for k, v in value.items()}
-    if shape.type_name == "list":
-        return [_as_params(v, shape.member) for v in value]
-    return value
-
-
 def _botocore(operation: str, model_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
     """botocore's validation of the body, then the request it serializes."""
     op: OperationModel = SERVICE.operation_model(operation)
-    params = {"modelId": model_id, **_as_params(body, op.input_shape)}
+    params = {"modelId": model_id, **as_params(body, op.input_shape)}
     report = ParamValidator().validate(params, op.input_shape)
     assert not report.has_errors(), report.generate_report()
     serialized: dict[str, Any] = create_serializer("rest-json").serialize_to_request(params, op)

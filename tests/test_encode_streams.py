@@ -232,6 +232,39 @@ def test_every_error_is_the_targets_own_in_stream_error(
     assert back.message.text == "partial"  # what was streamed stays with the client
 
 
+#: Per target: an error code and type of its own, and the type that comes
+#: back (Gemini's error has no type: its ``status`` is the code).
+_OWN_ERRORS = {
+    "anthropic-messages": ("overloaded_error", "overloaded_error", "overloaded_error"),
+    "openai-completions": ("invalid_api_key", "invalid_request_error", "invalid_request_error"),
+    "openai-responses": ("insufficient_quota", "insufficient_quota", "insufficient_quota"),
+    "google-generative-ai": ("RESOURCE_EXHAUSTED", None, None),
+}
+
+
+@pytest.mark.parametrize("target", APIS)
+def test_the_same_issuers_error_code_and_type_come_back(target: str) -> None:
+    code, error_type, back_type = _OWN_ERRORS[target]
+    msg = message(target, TextBlock("partial"), stop=StopReason.ERROR)
+    msg = replace(msg, error="boom", error_code=code, error_type=error_type)
+    events = events_of(msg, Error("upstream", "boom", code, msg, error_type=error_type))
+    back = terminal(run_bytes(b"".join(encode_stream(events, target)), target))
+    assert isinstance(back, Error)
+    assert (back.code, back.error_type) == (code, back_type)
+    assert (back.message.error_code, back.message.error_type) == (code, back_type)
+
+
+@pytest.mark.parametrize("target", ["openai-completions", "openai-responses"])
+def test_an_error_without_a_type_gets_none_made_up(target: str) -> None:
+    """OpenRouter's in-stream error has a code and no type: none comes back."""
+    msg = message(target, TextBlock("partial"), stop=StopReason.ERROR)
+    msg = replace(msg, error="boom", error_code="400")
+    events = events_of(msg, Error("upstream", "boom", "400", msg))
+    back = terminal(run_bytes(b"".join(encode_stream(events, target)), target))
+    assert isinstance(back, Error)
+    assert (back.code, back.error_type, back.message.error_type) == ("400", None, None)
+
+
 # ---------------------------------------------------------------------------
 # The sans-IO contract and the framing
 

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from streamnorm import Error, Event, decode_response, event_from_dict, normalize
+from streamnorm import Error, Event, decode_response, event_from_dict, message_from_dict, normalize
 from streamnorm.codec import response_events
 from streamnorm.integrations import httpx as sn_httpx
 
@@ -106,7 +106,11 @@ def test_recorded_error_bodies(api: str, stem: str) -> None:
         assert (error.kind, error.code, error.error_type) == ("upstream", code, error_type)
         assert error.category == category
         assert error.status is None  # the bytes alone do not say it
-    assert decode_response(body, api).error_code == code
+    message = decode_response(body, api)
+    assert (message.error_code, message.error_type) == (code, error_type)
+    assert message_from_dict(message.to_dict()) == message
+    for error in read:
+        assert (error.message.error_code, error.message.error_type) == (code, error_type)
     seen = _through_httpx(api, body, status, {"content-type": "application/json"})
     assert (seen.status, seen.code, seen.error_type, seen.category) == (
         status,
@@ -125,6 +129,7 @@ def test_a_responses_error_event_keeps_code_and_type() -> None:
     data = (FIXTURES / "openai-responses" / "error-response-failed.sse").read_bytes()
     error = _error(list(normalize(data, "openai-responses")))
     assert (error.code, error.error_type) == ("insufficient_quota", "insufficient_quota")
+    assert error.message.error_type == "insufficient_quota"
     assert error.category == "quota"
     assert not error.retryable
 
@@ -289,6 +294,8 @@ def test_a_bedrock_error_body_through_an_adapter_gets_status_and_type() -> None:
         "ValidationException",
         "context_overflow",
     )
+    kept = (error.message.error_code, error.message.error_type)
+    assert kept == ("ValidationException", "ValidationException")
     throttled = json.dumps({"message": "Too many requests, please wait."}).encode()
     headers["x-amzn-ErrorType"] = "ThrottlingException"
     error = _through_httpx("bedrock-converse-stream", throttled, 429, headers)

@@ -12,7 +12,14 @@ from typing import Any
 import httpx
 import pytest
 
-from streamnorm import Error, Event, decode_response, event_from_dict, normalize
+from streamnorm import (
+    Error,
+    Event,
+    decode_response,
+    event_from_dict,
+    message_from_dict,
+    normalize,
+)
 from streamnorm.codec import response_events
 from streamnorm.errors import classify, error_code, is_retryable, retry_after_of
 from streamnorm.integrations import httpx as sn_httpx
@@ -143,10 +150,21 @@ def test_context_overflow_words_of_other_hosts(reason: str) -> None:
     assert classify("upstream", "ValidationException", reason, 400) == "context_overflow"
 
 
-def test_decode_response_of_an_error_body_keeps_the_code() -> None:
+def test_decode_response_of_an_error_body_keeps_the_code_and_type() -> None:
     message = decode_response(OPENAI_KEY, "openai-completions")
-    assert message.error_code == "invalid_api_key"
-    assert message.to_dict()["error_code"] == "invalid_api_key"
+    assert (message.error_code, message.error_type) == ("invalid_api_key", "invalid_request_error")
+    d = message.to_dict()
+    assert (d["error_code"], d["error_type"]) == ("invalid_api_key", "invalid_request_error")
+    assert message_from_dict(d) == message
+
+
+def test_a_message_without_an_error_type_writes_none() -> None:
+    """``to_dict()`` stays compact: no ``error_type`` key when there is none."""
+    body = {"error": {"code": 400, "message": "Token limit reached"}}
+    message = decode_response(body, "openai-completions")
+    assert (message.error_code, message.error_type) == ("400", None)
+    assert "error_type" not in message.to_dict()
+    assert message_from_dict(message.to_dict()) == message
 
 
 def test_classification_by_status_and_kind() -> None:

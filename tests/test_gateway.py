@@ -625,7 +625,7 @@ def test_a_responses_client_stream_ends_with_response_failed(url: str, fake: Fak
     assert events[0].type == "response.created" and events[-1].type == "response.failed"
     failed = events[-1].response
     assert failed.status == "failed" and failed.error is not None
-    assert "ended before" in failed.error.message
+    assert "broke before the stream ended" in failed.error.message
 
 
 @pytest.mark.parametrize("upstream", ["google-generative-ai", "openai-responses"])

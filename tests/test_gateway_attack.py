@@ -71,7 +71,6 @@ def gateway(upstream: MisbehavingUpstream) -> Iterator[Harness]:
 def patient(upstream: MisbehavingUpstream) -> Iterator[Harness]:
     """Upstream timeout 5 s: an answer before it did not wait for it."""
     harness = Harness(upstream.url, timeout=5.0)
-    harness.app._proxy.max_stream_bytes = STREAM_LIMIT
     yield harness
     harness.close()
 

@@ -38,6 +38,7 @@ from .gateway_support import (
     FakeUpstream,
     ServerThread,
     fixture_reply,
+    gateway_env,
     gateway_toml,
     running_gateway,
 )
@@ -411,8 +412,128 @@ def test_keys_create_list_revoke_and_usage_from_the_command_line(
     assert main(["usage", "--store", store, "--by", "model", "--format", "csv"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("model,requests,refused,input_tokens")
-    assert lines[1].startswith("m,1,0,")
+    assert lines[1].startswith("m,1,0,") and lines[0].endswith(",unpriced,failed")
     assert main(["usage", "--store", store, "--by", "day", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["day"] == "2024-10-04"
     assert main(["usage", "--store", store, "--rows", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["request_id"] == "q1"
+
+
+#: The ledger's table as its first release made it, before the ``error`` column.
+_FIRST_LEDGER_TABLE = (
+    "CREATE TABLE streamnorm_ledger (request_id TEXT PRIMARY KEY, key TEXT, "
+    "at DOUBLE PRECISION NOT NULL, admitted INTEGER NOT NULL, route TEXT, upstream TEXT, "
+    "model TEXT, input_tokens BIGINT NOT NULL DEFAULT 0, output_tokens BIGINT NOT NULL DEFAULT 0, "
+    "cache_read_tokens BIGINT NOT NULL DEFAULT 0, cache_write_tokens BIGINT NOT NULL DEFAULT 0, "
+    "reasoning_tokens BIGINT NOT NULL DEFAULT 0, cost_usd DOUBLE PRECISION, "
+    "status INTEGER NOT NULL DEFAULT 0, latency_ms DOUBLE PRECISION)"
+)
+
+
+def _make_first_release_table(location: str) -> None:
+    if location.endswith(".sqlite3"):
+        with contextlib.closing(sqlite3.connect(location)) as conn:
+            conn.execute(_FIRST_LEDGER_TABLE)
+            conn.execute(
+                "INSERT INTO streamnorm_ledger (request_id, at, admitted) VALUES ('old', 1e10, 1)"
+            )
+            conn.commit()
+        return
+    import psycopg
+
+    with psycopg.connect(location, autocommit=True) as conn:
+        conn.execute(_FIRST_LEDGER_TABLE)
+        conn.execute(
+            "INSERT INTO streamnorm_ledger (request_id, at, admitted) VALUES ('old', 1e10, 1)"
+        )
+
+
+def test_a_store_made_before_the_error_column_gets_it_and_keeps_its_rows(location: str) -> None:
+    _make_first_release_table(location)
+    for _ in range(2):  # a second opening finds the column there
+        ledger = open_ledger(location)
+        try:
+            ledger.record(LedgerRow("new", "key-a", 1e10, status=200, error="upstream broke"))
+            rows = {r["request_id"]: r for r in ledger.rows()}
+        finally:
+            ledger.close()
+        assert rows["old"]["error"] is None and rows["new"]["error"] == "upstream broke"
+
+
+def test_usage_counts_the_requests_that_failed_after_their_200(ledger: Ledger) -> None:
+    rows = [
+        LedgerRow("f0", "key-a", 1.0, status=200),
+        LedgerRow("f1", "key-a", 2.0, status=200, error="Overloaded"),
+        LedgerRow("f2", "key-a", 3.0, status=502, error="upstream refused"),
+        LedgerRow("f3", "key-a", 4.0, admitted=0, status=429),
+    ]
+    for row in rows:
+        ledger.record(row)
+    (total,) = ledger.usage("key")
+    assert (total["requests"], total["refused"], total["failed"]) == (4, 1, 2)
+
+
+@needs_fixtures
+def test_a_stream_that_breaks_after_its_200_is_a_failed_row(upstream: str, tmp_path: Path) -> None:
+    store = str(tmp_path / "gw.sqlite3")
+    with running_gateway(upstream, store=store, ledger=True) as (app, gw):
+        ledger = app.accounts.ledger
+        assert ledger is not None
+        model = "openai-completions.openrouter-midstream-error"
+        answer = call(gw.url, "openai-completions", model, GATEWAY_KEY, stream=True)
+        assert answer.status_code == 200
+        _wait_for_row(ledger, answer.headers["x-request-id"])
+        (row,) = [r for r in ledger.rows() if r["request_id"] == answer.headers["x-request-id"]]
+        assert row["status"] == 200 and row["error"], row
+        assert ledger.usage("route")[0]["failed"] == 1
+
+
+@needs_fixtures
+def test_a_scoped_key_lists_only_the_models_it_may_use(upstream: str, tmp_path: Path) -> None:
+    store = str(tmp_path / "gw.sqlite3")
+    with running_gateway(upstream, store=store, ledger=True) as (app, gw):
+        assert app.accounts.ledger is not None
+        secret, _ = app.accounts.ledger.create_key(models=["named.c*", "named.g*"])
+
+        def listed(key: str) -> set[str]:
+            got = httpx.get(gw.url + "/v1/models", headers={"authorization": f"Bearer {key}"})
+            assert got.status_code == 200, got.text
+            return {m["id"] for m in got.json()["data"]}
+
+        everything, scoped = listed(GATEWAY_KEY), listed(secret)
+        assert scoped == {"named.chat", "named.gemini"} < everything
+        hidden = sorted(everything - scoped)[0]
+        one = httpx.get(
+            gw.url + f"/v1/models/{hidden}", headers={"authorization": f"Bearer {secret}"}
+        )
+        assert one.status_code == 404
+        shown = sorted(scoped)[0]
+        one = httpx.get(
+            gw.url + f"/v1/models/{shown}", headers={"authorization": f"Bearer {secret}"}
+        )
+        assert one.status_code == 200 and one.json()["id"] == shown
+
+
+def test_rows_older_than_the_retention_are_pruned(location: str) -> None:
+    day = 86400.0
+    now = time.time()
+    ledger = open_ledger(location, retention_days=40)
+    try:
+        for name, age in (("old", 41 * day), ("month", 39 * day)):
+            ledger.admit(name, ClientKey("key-a"), now=now - age)
+        ledger.record(LedgerRow("new", "key-a", now, status=200))  # its first record prunes
+        assert sorted(r["request_id"] for r in ledger.rows()) == ["month", "new"]
+        assert ledger.prune(now + 2 * day) == 1  # "month" is now past 40 days
+    finally:
+        ledger.close()
+
+
+def test_the_ledger_keeps_at_least_a_month() -> None:
+    def config(**more: Any) -> Any:
+        toml = gateway_toml("http://127.0.0.1:9", store="s.sqlite3", ledger=True, **more)
+        return parse_config(toml, gateway_env())
+
+    assert config().ledger_retention_days == 400
+    assert config(ledger_retention_days=32).ledger_retention_days == 32
+    with pytest.raises(ValueError, match="ledger_retention_days: at least 32"):
+        config(ledger_retention_days=31)

@@ -5,44 +5,20 @@ bearer token and path; Azure's Entra token. No secret in an error."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
-from botocore.auth import SigV4Auth
-from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
 from streamnorm import Client, Done, Request, RetryPolicy, UserMessage
-from streamnorm.hosts.auth import azure_entra, google_oauth, sigv4
+from streamnorm.hosts.auth import azure_entra, google_oauth, minted_secrets, sigv4
 
-from .client_support import ANTHROPIC_SSE, CHAT_SSE, ScriptedServer, Seen, Step
+from .bedrock_support import KEY_ID, SECRET, verify_sigv4
+from .client_support import ANTHROPIC_SSE, CHAT_SSE, ScriptedServer, Step
 from .support import EXTRA_FIXTURES, needs_fixtures
 
-KEY_ID, SECRET = "AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
 FAST = RetryPolicy(max_retries=0)
 MODEL = "us.amazon.nova-micro-v1:0"
-_AUTH = re.compile(
-    r"Credential=([^/]+)/\d+/([^/]+)/([^/]+)/aws4_request, SignedHeaders=([^,]+), Signature=(\w+)"
-)
-
-
-def verify_sigv4(seen: Seen, base: str, secret: str = SECRET) -> tuple[str, str]:
-    """Recompute the signature of the request the fake got with botocore,
-    from what the fake received (method, path, the signed headers, body);
-    returns the region and service it was signed for."""
-    match = _AUTH.search(seen.headers["authorization"])
-    assert match, seen.headers["authorization"]
-    key_id, region, service, signed, signature = match.groups()
-    headers = {name: seen.headers[name] for name in signed.split(";")}
-    request = AWSRequest(method=seen.method, url=base + seen.path, data=seen.body, headers=headers)
-    request.context["timestamp"] = seen.headers["x-amz-date"]
-    auth = SigV4Auth(Credentials(key_id, secret), service, region)
-    expected = auth.signature(
-        auth.string_to_sign(request, auth.canonical_request(request)), request
-    )
-    assert signature == expected, "the SigV4 signature does not verify"
-    return region, service
 
 
 @needs_fixtures
@@ -148,3 +124,38 @@ def test_no_aws_credentials_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     with pytest.raises(ValueError, match="no AWS credentials"):
         sigv4("us-east-1")
+
+
+def test_the_secrets_each_signer_uses_are_listed_for_redaction() -> None:
+    token = "FwoGZXIvYXdzEJr-session-token"
+    sign_aws = sigv4("us-east-1", credentials=Credentials(KEY_ID, SECRET, token))
+    headers = sign_aws("POST", "https://bedrock-runtime.us-east-1.amazonaws.com/x", {}, b"{}")
+    assert headers["X-Amz-Security-Token"] == token
+    google_oauth(FakeGoogleCredentials())("POST", "https://x", {}, b"")
+    azure_entra(FakeAzureCredential())("POST", "https://x", {}, b"")
+    minted = minted_secrets()
+    assert {SECRET, token, "ya29.fake-token", "entra-token"} <= set(minted)
+    assert KEY_ID not in minted  # an access key id is no secret: it is in every signature
+
+
+class RotatingCredentials(FakeGoogleCredentials):
+    """A token that is new at every refresh, and expires at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refreshes = 0
+
+    def refresh(self, request: Any) -> None:
+        self.refreshes += 1
+        self.token, self.valid = f"ya29.rotated-{self.refreshes}", True
+
+
+def test_the_minted_secrets_kept_are_bounded_newest_last() -> None:
+    credential = RotatingCredentials()
+    sign = google_oauth(credential)
+    for _ in range(100):
+        credential.valid = False
+        sign("POST", "https://x", {}, b"")
+    minted = minted_secrets()
+    assert minted[-1] == "ya29.rotated-100" and "ya29.rotated-1" not in minted
+    assert len(minted) == 64

@@ -17,6 +17,13 @@ owns what follows from those facts:
 Cost: every call is O(size of its own arguments) except the block-end work,
 which parses a tool call's arguments once (O(len(arguments))) — so a whole
 stream costs O(bytes). Nothing re-scans accumulated text per delta.
+
+A builder made with ``keep_content=False`` keeps no content at all (text,
+reasoning, tool arguments, provider-block content, citations): for a caller
+that reads a stream only to count it, whose memory must not grow with the
+answer (the gateway relaying bytes it does not change). Its events still
+carry their deltas; its message has the blocks' kinds, ids and names, the
+usage, stop reason and error, and empty content.
 """
 
 from __future__ import annotations
@@ -55,7 +62,7 @@ from .messages import (
     ToolCallBlock,
     Usage,
 )
-from .partial_json import ArgumentBuffer, parse_final_arguments, parse_partial_json
+from .partial_json import ArgsOp, ArgumentBuffer, parse_final_arguments, parse_partial_json
 
 __all__ = [
     "CallIdFactory",
@@ -116,10 +123,11 @@ class _Block:
         "tool_position",
     )
 
-    def __init__(self, index: int, kind: str) -> None:
+    def __init__(self, index: int, kind: str, keep: bool) -> None:
         self.index = index
         self.kind = kind
-        self.parts = Pieces()  # text / thinking fragments; provider JSON input
+        # text / thinking fragments; provider JSON input
+        self.parts = Pieces() if keep else _Dropped()
         self.texts: dict[str, Pieces] | None = None  # provider string fields appended to
         self.merged: dict[str, MergedEntries] | None = None  # provider list fields merged into
         self.signature: str | None = None
@@ -184,6 +192,46 @@ class Pieces:
 
     def __bool__(self) -> bool:
         return bool(self.parts)
+
+
+#: Pieces a builder that keeps no content holds before letting them go.
+_DROP_PARTS = 64
+
+
+class _Dropped(Pieces):
+    """Pieces not kept (a builder that keeps no content): every
+    :data:`_DROP_PARTS` appends they are let go, by the fold that would
+    have joined them (so the builder's hot paths are the same)."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fold_at = _DROP_PARTS
+
+    def fold(self) -> None:
+        self.parts.clear()
+
+    def text(self) -> str:
+        self.parts.clear()
+        return ""
+
+
+class _ArgumentLength(ArgumentBuffer):
+    """The arguments of a tool call whose text is not kept (a builder that
+    keeps no content): their length only; read, they are empty."""
+
+    __slots__ = ()
+
+    def append(self, fragment: str) -> int:
+        self._length += len(fragment)
+        return self._length
+
+    def partial(self, end: int, start: int | None = None) -> dict[str, Any]:
+        return {}
+
+    def ops(self, start: int, end: int) -> tuple[ArgsOp, ...]:
+        return ()
 
 
 class MergedEntries:
@@ -258,7 +306,8 @@ class MessageBuilder:
     makes the ids of tool calls that have none (never one already used in
     the message). ``provider`` names the host; without it, the host the
     stream's response id proves (``hosts.identity.provider_for_response``)
-    is recorded, on ``Start`` and on the message.
+    is recorded, on ``Start`` and on the message. ``keep_content`` False:
+    no content is kept (the module docstring), only what counts it.
     """
 
     def __init__(
@@ -270,8 +319,10 @@ class MessageBuilder:
         stop_table: StopTable,
         blocks_end_implicitly: bool = False,
         call_id: CallIdFactory = synthetic_call_id,
+        keep_content: bool = True,
     ) -> None:
         self.api = api
+        self._keep = keep_content
         self.provider = provider
         self.events: list[Event] = []
         self.closed = False
@@ -344,7 +395,7 @@ class MessageBuilder:
         if old is not None and not old.ended:
             self.diagnostic("duplicate_block_start", f"block {key!r} opened while still open")
             self._end(old)
-        block = _Block(len(self._blocks), kind)
+        block = _Block(len(self._blocks), kind, self._keep)
         self._blocks.append(block)
         self._keys[key] = block
         return block
@@ -354,7 +405,7 @@ class MessageBuilder:
         ``key`` later, so that it keeps its place among blocks that stream
         first. A position never claimed is left out of the content."""
         if key not in self._keys:
-            block = _Block(len(self._blocks), _RESERVED)
+            block = _Block(len(self._blocks), _RESERVED, self._keep)
             self._blocks.append(block)
             self._keys[key] = block
 
@@ -382,7 +433,8 @@ class MessageBuilder:
     ) -> None:
         block = self._open(key, _TEXT)
         block.refusal = refusal
-        block.citations.extend(citations)
+        if self._keep:
+            block.citations.extend(citations)
         block.signature = signature or None
         if text:
             self.append_text(key, text)
@@ -417,7 +469,7 @@ class MessageBuilder:
         ``synthesize_id`` is for wire APIs that never carry ids: the id is
         made now, so that every delta has it."""
         block = self._open(key, _TOOL)
-        block.args = ArgumentBuffer()
+        block.args = ArgumentBuffer() if self._keep else _ArgumentLength()
         block.tool_position = self._tool_calls
         self._tool_calls += 1
         block.id = id or (self._synthetic_id(block) if synthesize_id else None)
@@ -647,7 +699,7 @@ class MessageBuilder:
 
     def add_citation(self, key: Hashable, citation: Any) -> None:
         block = self._get(key, "citation")
-        if block is not None:
+        if block is not None and self._keep:
             block.citations.append(citation)
 
     def citation_count(self, key: Hashable) -> int:
@@ -659,7 +711,7 @@ class MessageBuilder:
         as ""). The pieces are joined once, when the block is frozen; a field
         holding something else than a string is left alone (``unknown_delta``)."""
         block = self._get(key, "provider text")
-        if block is None or block.kind != _PROVIDER:
+        if block is None or block.kind != _PROVIDER or not self._keep:
             return
         if block.texts is None:
             block.texts = {}
@@ -684,6 +736,8 @@ class MessageBuilder:
         if block.kind != _PROVIDER or block.ended:
             self.diagnostic("unknown_delta", f"{field} for a {block.kind} block")
             return
+        if not self._keep:
+            return
         if block.merged is None:
             block.merged = {}
         merged = block.merged.get(field)
@@ -699,6 +753,8 @@ class MessageBuilder:
         """An entry of the list ``name`` held for the decoder (a signature made
         of entries that arrive in pieces), merged by index
         (:class:`MergedEntries`; ``text_fields`` are given by the first call)."""
+        if not self._keep:
+            return
         merged = self._merged.get(name)
         if merged is None:
             merged = self._merged[name] = MergedEntries(text_fields)
@@ -729,9 +785,10 @@ class MessageBuilder:
         Equal to what streamed: nothing. Extends it: the missing suffix is
         emitted as a normal delta. Differs: the value wins in the block, with
         ``NormalizationError(mismatch_kind)`` unless that is None; deltas already
-        emitted are not retracted. O(len(full))."""
+        emitted are not retracted. O(len(full)). Without content kept
+        there is nothing to compare: nothing is done."""
         block = self._keys.get(key)
-        if block is None or block.ended:
+        if block is None or block.ended or not self._keep:
             return
         current = self._text_of(block)
         if full == current:
@@ -809,7 +866,7 @@ class MessageBuilder:
         block that has already ended, its final state changes and its
         ``BlockEnd`` is not repeated."""
         block = self._keys.get(key)
-        if block is None or block.kind != _TEXT or not citations:
+        if block is None or block.kind != _TEXT or not citations or not self._keep:
             return
         block.citations.extend(citations)
         if block.ended:
@@ -847,6 +904,8 @@ class MessageBuilder:
 
     def _freeze(self, block: _Block, *, error: str | None, report: bool) -> ContentBlock:
         """The block's final (or, with ``report`` False, snapshot) state."""
+        if not self._keep:
+            return self._hollow(block, error)
         if block.kind == _TEXT:
             return TextBlock(
                 self._text_of(block), block.signature, tuple(block.citations), block.refusal
@@ -883,6 +942,18 @@ class MessageBuilder:
                 self.diagnostic("invalid_json", f"block {block.index} input: {failure}", raw)
             data = {**data, "input": value}
         return ProviderBlock(self.api, block.provider_kind, data)
+
+    def _hollow(self, block: _Block, error: str | None) -> ContentBlock:
+        """A block's final state without its content (none was kept): its
+        kind, and a tool call's id, name and ``error``."""
+        if block.kind == _TEXT:
+            return TextBlock("", None, (), block.refusal)
+        if block.kind == _THINKING:
+            return ThinkingBlock("", None, block.redacted)
+        if block.kind == _TOOL:
+            call_id = block.id or self._synthetic_id(block)
+            return ToolCallBlock(call_id, block.name, {}, "", None, error)
+        return ProviderBlock(self.api, block.provider_kind, {})
 
     # ------------------------------------------------------------------
     # Usage, stop reason, diagnostics
@@ -988,8 +1059,8 @@ class MessageBuilder:
         stop = StopReason.ABORTED if kind == "aborted" else StopReason.ERROR
         self._close(stop, reason)
         assert self._final is not None
-        if code is not None:
-            self._final = replace(self._final, error_code=code)
+        if code is not None or error_type is not None:
+            self._final = replace(self._final, error_code=code, error_type=error_type)
         error = Error(
             kind, reason, code, self._final, retry_after=retry_after, error_type=error_type
         )

@@ -21,7 +21,9 @@ from .messages import AssistantMessage, Message, ToolCallBlock, ToolResultMessag
 from .providers.anthropic import request as anthropic_request
 from .providers.anthropic import response as anthropic_response
 from .providers.bedrock_converse import request as converse_request
+from .providers.bedrock_converse import response as converse_response
 from .providers.bedrock_invoke import request as invoke_request
+from .providers.bedrock_invoke import response as invoke_response
 from .providers.codecbase import MediaTypes, check_parts
 from .providers.google import request as google_request
 from .providers.google import response as google_response
@@ -111,6 +113,8 @@ _RESPONSES: dict[str, _ResponseCodec] = {
     "openai-responses": responses_response,
     "openai-completions": completions_response,
     "google-generative-ai": google_response,
+    "bedrock-converse-stream": converse_response,
+    "bedrock-invoke-stream": invoke_response,
 }
 
 
@@ -397,12 +401,13 @@ def decode_response(
     model: str | None = None,
     provider: str | None = None,
 ) -> AssistantMessage:
-    """A non-streaming response (or error body) of ``api`` as the message the
+    """A non-streaming response (or error body) of ``api`` (one of the four,
+    or Bedrock's Converse or Invoke) as the message the
     streaming form of the same answer gives; an error body gives a message
     with ``stop_reason="error"`` and ``error`` set. ``model`` (the model the
     caller asked for) and ``provider`` (the host) are as for
     ``StreamNormalizer``."""
-    codec = _RESPONSES[resolve_spoken_api(api)]
+    codec = _RESPONSES[_request_api(api)]
     return codec.decode_response(_json_body(body, "response"), model=model, provider=provider)
 
 
@@ -417,7 +422,7 @@ def response_events(
     form gives, from ``Start`` to the terminal event whose message is
     :func:`decode_response`'s."""
     events: list[Event] = []
-    codec = _RESPONSES[resolve_spoken_api(api)]
+    codec = _RESPONSES[_request_api(api)]
     codec.decode_response(
         _json_body(body, "response"), model=model, provider=provider, events=events
     )

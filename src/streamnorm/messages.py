@@ -435,7 +435,9 @@ class AssistantMessage:
     ``provider`` names the host when known; with ``api`` and ``model`` it
     identifies who issued a signature. ``error`` holds the reason of a turn
     that ended in an ``Error`` event, ``error_code`` the provider's code for
-    it when it gave one (written by ``to_dict()`` only when set).
+    it and ``error_type`` its broader type beside the code (OpenAI's
+    ``invalid_request_error`` next to ``invalid_api_key``, Anthropic's error
+    ``type``) when it gave them; ``to_dict()`` writes each only when set.
     """
 
     content: tuple[ContentBlock, ...]
@@ -449,6 +451,7 @@ class AssistantMessage:
     response_model: str | None = None
     error: str | None = None
     error_code: str | None = None
+    error_type: str | None = None
 
     @property
     def text(self) -> str:
@@ -475,6 +478,8 @@ class AssistantMessage:
         }
         if self.error_code is not None:
             d["error_code"] = self.error_code
+        if self.error_type is not None:
+            d["error_type"] = self.error_type
         return d
 
 
@@ -645,5 +650,6 @@ def message_from_dict(d: Mapping[str, Any]) -> Message:
             d.get("response_model"),
             d.get("error"),
             d.get("error_code"),
+            d.get("error_type"),
         )
     raise ValueError(f"unknown message type: {t!r}")

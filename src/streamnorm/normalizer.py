@@ -110,6 +110,9 @@ class StreamNormalizer:
     stream, ``max_json_depth`` (512) the nesting of one payload; exceeding any
     ends the stream with ``Error(kind="limit")`` naming it, in bounded memory.
     No real answer comes near the defaults (docs/robustness.md §2).
+    ``keep_content`` False keeps no content (``MessageBuilder``): for a
+    caller that only counts the stream, whose memory then does not grow
+    with the answer; the events carry their deltas all the same.
     """
 
     def __init__(
@@ -122,8 +125,10 @@ class StreamNormalizer:
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         max_stream_bytes: int | None = DEFAULT_MAX_STREAM_BYTES,
         max_json_depth: int = DEFAULT_MAX_JSON_DEPTH,
+        keep_content: bool = True,
     ) -> None:
         _check_options(model, provider, choice, max_event_bytes, max_stream_bytes, max_json_depth)
+        self._keep_content = keep_content
         self._api: str = resolve_api(api, allow_auto=True)
         self._forced = None if self._api == "auto" else self._api
         self._model = model
@@ -156,6 +161,23 @@ class StreamNormalizer:
     def closed(self) -> bool:
         """Whether the terminal event has been emitted."""
         return self._builder is not None and self._builder.closed
+
+    @property
+    def settled(self) -> bool:
+        """Whether the answer is whole though the bytes have not ended: the
+        event that carries the stop value was read, the wire API sends
+        nothing after it (Gemini has no terminal event), and the stream
+        carried no other candidate than the one read. ``flush()`` then
+        gives the terminal event, as at the end of the bytes, so a caller
+        reading a connection the server holds open need not wait for it."""
+        decoder = self._decoder
+        return (
+            decoder is not None
+            and decoder.last_event_has_stop
+            and decoder.builder.stop_seen
+            and not decoder.builder.closed
+            and not decoder.choices.others_seen
+        )
 
     @property
     def message(self) -> AssistantMessage:
@@ -334,6 +356,7 @@ class StreamNormalizer:
             provider=self._provider,
             stop_table=decoder_class.stop_table,
             blocks_end_implicitly=decoder_class.blocks_end_implicitly,
+            keep_content=self._keep_content,
         )
         self._decoder = decoder_class(self._builder, self._choice)
         self._api = api
@@ -612,6 +635,7 @@ def normalize(
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
     max_stream_bytes: int | None = DEFAULT_MAX_STREAM_BYTES,
     max_json_depth: int = DEFAULT_MAX_JSON_DEPTH,
+    keep_content: bool = True,
     raise_source_errors: bool = False,
 ) -> Iterator[Event]:
     """Normalize a stream given as any iterable of byte chunks, or as the
@@ -641,6 +665,7 @@ def normalize(
         max_event_bytes=max_event_bytes,
         max_stream_bytes=max_stream_bytes,
         max_json_depth=max_json_depth,
+        keep_content=keep_content,
     )
     return _normalize(normalizer, _chunks_of(chunks), raise_source_errors)
 
@@ -673,6 +698,7 @@ def anormalize(
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
     max_stream_bytes: int | None = DEFAULT_MAX_STREAM_BYTES,
     max_json_depth: int = DEFAULT_MAX_JSON_DEPTH,
+    keep_content: bool = True,
     raise_source_errors: bool = False,
 ) -> AsyncIterator[Event]:
     """Async twin of :func:`normalize`, over an async (or plain) iterable.
@@ -708,6 +734,7 @@ def anormalize(
         max_event_bytes=max_event_bytes,
         max_stream_bytes=max_stream_bytes,
         max_json_depth=max_json_depth,
+        keep_content=keep_content,
     )
     return _anormalize(normalizer, _chunks_of(chunks), raise_source_errors)
 

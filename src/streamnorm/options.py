@@ -15,7 +15,8 @@ __all__ = ["NormalizerOptions"]
 
 
 class NormalizerOptions(TypedDict, total=False):
-    """``model``, ``provider``, ``choice`` and the limits (see ``StreamNormalizer``)."""
+    """``model``, ``provider``, ``choice``, the limits and ``keep_content``
+    (see ``StreamNormalizer``)."""
 
     model: str | None
     provider: str | None
@@ -23,3 +24,4 @@ class NormalizerOptions(TypedDict, total=False):
     max_event_bytes: int
     max_stream_bytes: int | None
     max_json_depth: int
+    keep_content: bool

@@ -117,7 +117,7 @@ class Gateway:
         return self.tracing.request(ex.headers, ex.record)
 
     async def _fail(self, ex: Exchange, exc: GatewayError) -> None:
-        message = bounded(redact(exc.message, self._secrets))
+        message = bounded(redact(exc.message, self.config.secrets()))
         ex.record.status, ex.record.error = exc.status, message
         if ex.started:  # pragma: no cover - relays end their own streams
             return
@@ -183,15 +183,17 @@ class Gateway:
             self._in_flight -= 1
 
     async def _models(self, ex: Exchange) -> None:
-        """A model list, or one model (404 when no route serves it), in the client's shape."""
+        """A model list, or one model (404 when no route serves it), in the
+        client's shape; a scoped key sees only the models its globs allow."""
         api = client_api(ex.path, ex.headers, ex.query)
         ex.record.client_api = api
-        await self.accounts.authorize(presented_keys(api, ex.headers, ex.query))
+        key = await self.accounts.authorize(presented_keys(api, ex.headers, ex.query))
         name = ex.path[len(_list_prefix(ex.path) or "") :].strip("/")
         body: dict[str, Any]
         if not name:
-            body = list_body(api, await self._listing.names())
-        elif self.config.route(name) is None:
+            names = await self._listing.names()
+            body = list_body(api, [n for n in names if key is None or key.allows(n)])
+        elif self.config.route(name) is None or (key is not None and not key.allows(name)):
             raise GatewayError(404, f"model: {name!r} is not served here", param="model")
         else:
             body = model_body(api, name)

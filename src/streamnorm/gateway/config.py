@@ -13,11 +13,14 @@ A TOML file (``gateway.toml``) holds three parts::
     store_ttl_seconds = 2592000            # 30 days
     store_max_bytes = 1073741824           # 1 GiB
     ledger = false                         # true: the usage ledger and the store's client keys
+    ledger_retention_days = 400            # ledger rows older than this are deleted (32 at least)
     otel = false                           # true: OpenTelemetry spans and GenAI metrics
     max_head_bytes = 65536                 # request line and headers (431 beyond)
     head_timeout = 10                      # seconds to send them (408 beyond)
     body_timeout = 60                      # seconds to send the body (408 beyond)
     max_bytes_in_flight = 1073741824       # per worker: bodies held at once (503 beyond)
+    max_stream_bytes = 134217728           # one upstream answer: its error event beyond
+    max_stream_seconds = 3600              # one upstream answer: its error event beyond
     anthropic_betas = ["…"]                # anthropic-beta values passed to the upstream
 
     [upstreams.claude]
@@ -74,13 +77,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..apis import APIS, resolve_spoken_api
+from ..apis import APIS, resolve_api
+from ..hosts.auth import minted_secrets
 from ..hosts.identity import provider_for_url
 from ..hosts.table import AUTH_SCHEMES, AuthScheme
 from ..models import Prices, ReasoningSpec, override_model
+from ..normalizer import DEFAULT_MAX_STREAM_BYTES
 from ..providers.server_tools import SERVER_TOOL_POLICIES
 from ..sanitize import DEFAULT_FOREIGN_THINKING, FOREIGN_THINKING_MODES, ForeignThinking
 from .state.base import DEFAULT_MAX_BYTES, DEFAULT_TTL_SECONDS, Retention
+from .state.ledger import DEFAULT_LEDGER_DAYS, MIN_LEDGER_DAYS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -88,6 +94,8 @@ else:  # pragma: no cover - the gateway extra installs tomli on 3.10
     import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 __all__ = [
+    "BEDROCK_APIS",
+    "UPSTREAM_APIS",
     "UPSTREAM_CLIENTS",
     "GatewayConfig",
     "Route",
@@ -111,6 +119,8 @@ _GATEWAY_KEYS = {
     "head_timeout",
     "body_timeout",
     "max_bytes_in_flight",
+    "max_stream_bytes",
+    "max_stream_seconds",
     "anthropic_betas",
 }
 #: The ``anthropic-beta`` features a client may turn on through a same-API
@@ -127,9 +137,18 @@ DEFAULT_ANTHROPIC_BETAS = (
     "context-management-2025-06-27",
     "effort-2025-11-24",
 )
+#: Bedrock's two request APIs (Converse and Invoke): an upstream may speak
+#: them, no client does, so their routes are always translated.
+BEDROCK_APIS = ("bedrock-converse-stream", "bedrock-invoke-stream")
+#: The APIs an upstream may speak: the four front-door APIs and Bedrock's.
+UPSTREAM_APIS = (*APIS, *BEDROCK_APIS)
 #: The HTTP clients the gateway can call upstreams with (the first by default).
 UPSTREAM_CLIENTS = ("aiohttp", "httpx")
-_STORE_KEYS = {"store", "store_ttl_seconds", "store_max_bytes", "ledger"}
+#: Longest an upstream answer may take by default, from its first byte: an
+#: hour, well past any real answer, so that a trickling upstream cannot hold
+#: a slot for ever.
+DEFAULT_MAX_STREAM_SECONDS = 3600.0
+_STORE_KEYS = {"store", "store_ttl_seconds", "store_max_bytes", "ledger", "ledger_retention_days"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +166,11 @@ class Upstream:
     ``auth`` names the auth scheme (``streamnorm.hosts``: ``sigv4``,
     ``google-oauth``, ``azure-entra``, or a key header such as ``api-key``)
     instead of the API's own key header; ``host_params`` fill the host's
-    path (Azure's ``api_version``) and give SigV4 its ``region``.
+    path (Azure's ``api_version``) and give SigV4 its ``region`` (else
+    ``AWS_REGION``, read with the configuration). ``api`` is one of
+    :data:`UPSTREAM_APIS`: a Bedrock upstream (Converse or Invoke) signs
+    with ``sigv4`` unless it names ``auth`` or ``api_key_env`` (a Bedrock
+    API key), and its ``provider`` is ``bedrock`` unless it names one.
     """
 
     name: str
@@ -214,6 +237,11 @@ class GatewayConfig:
     concurrency slot is taken only once the body is in);
     ``max_bytes_in_flight`` bounds the request and answer bodies one worker
     holds at once (503 to a request that would pass it).
+    ``max_stream_bytes`` bounds the bytes of one streamed upstream answer,
+    ``max_stream_seconds`` the time one upstream answer (streamed or not)
+    takes from its first byte: past either the upstream is closed and the
+    client gets its API's error (its error event once the stream has
+    started; before, 504 for the time).
     ``anthropic_betas`` are the ``anthropic-beta`` values passed on to a
     same-API upstream; others are dropped with a warning.
     """
@@ -229,12 +257,15 @@ class GatewayConfig:
     store: str | None = None
     store_retention: Retention = field(default_factory=Retention)
     ledger: bool = False
+    ledger_retention_days: int = DEFAULT_LEDGER_DAYS
     otel: bool = False
     models: tuple[tuple[str, Mapping[str, Any]], ...] = ()
     max_head_bytes: int = 64 * 1024
     head_timeout: float = 10.0
     body_timeout: float = 60.0
     max_bytes_in_flight: int = 1024 * 1024 * 1024
+    max_stream_bytes: int = DEFAULT_MAX_STREAM_BYTES
+    max_stream_seconds: float = DEFAULT_MAX_STREAM_SECONDS
     anthropic_betas: frozenset[str] = frozenset(DEFAULT_ANTHROPIC_BETAS)
 
     def register_models(self) -> None:
@@ -256,10 +287,14 @@ class GatewayConfig:
         return list(seen)
 
     def secrets(self) -> list[str]:
-        """Every key the gateway holds, for redaction."""
+        """Every key the gateway holds, for redaction: the configured ones,
+        and those its cloud signers have used so far (tokens they minted,
+        AWS secret keys and session tokens), which change as tokens expire:
+        ask again rather than keep the list."""
         ups = {u.name: u for r in self.routes for u in r.upstreams}
         store_password = urlsplit(self.store).password if self.store else None
-        return [k for k in (*self.keys, *(u.api_key for u in ups.values()), store_password) if k]
+        held = (*self.keys, *(u.api_key for u in ups.values()), store_password)
+        return [k for k in (*held, *minted_secrets()) if k]
 
 
 def load_config(
@@ -313,6 +348,7 @@ def parse_config(
         server_tools=_choice(gateway, "server_tools", "gateway.", SERVER_TOOL_POLICIES),
         store=_store(gateway, base or Path.cwd()),
         ledger=_ledger(gateway),
+        ledger_retention_days=_ledger_days(gateway),
         otel=_otel(gateway),
         store_retention=Retention(
             ttl_seconds=_positive_int(
@@ -329,6 +365,12 @@ def parse_config(
         body_timeout=_positive_float(gateway, "body_timeout", "gateway.", 60.0),
         max_bytes_in_flight=_positive_int(
             gateway, "max_bytes_in_flight", "gateway.", 1024 * 1024 * 1024
+        ),
+        max_stream_bytes=_positive_int(
+            gateway, "max_stream_bytes", "gateway.", DEFAULT_MAX_STREAM_BYTES
+        ),
+        max_stream_seconds=_positive_float(
+            gateway, "max_stream_seconds", "gateway.", DEFAULT_MAX_STREAM_SECONDS
         ),
         anthropic_betas=frozenset(
             _names(gateway, "anthropic_betas", "gateway.", DEFAULT_ANTHROPIC_BETAS)
@@ -368,6 +410,18 @@ def _ledger(gateway: Mapping[str, Any]) -> bool:
     if wanted and gateway.get("store") is None:
         raise ValueError("gateway.ledger: the ledger lives in the store; set gateway.store too")
     return wanted
+
+
+def _ledger_days(gateway: Mapping[str, Any]) -> int:
+    """Days of ledger rows kept: at least :data:`MIN_LEDGER_DAYS`, so a
+    monthly budget always reads its whole month."""
+    days = _positive_int(gateway, "ledger_retention_days", "gateway.", DEFAULT_LEDGER_DAYS)
+    if days < MIN_LEDGER_DAYS:
+        raise ValueError(
+            f"gateway.ledger_retention_days: at least {MIN_LEDGER_DAYS} "
+            "(a monthly budget reads back to the start of its month)"
+        )
+    return days
 
 
 _MODEL_KEYS = {
@@ -416,10 +470,7 @@ def _upstream(name: str, table: Mapping[str, Any], env: Mapping[str, str]) -> Up
     )
     api_name = _str(table, "api", where, required=True)
     assert api_name is not None
-    try:
-        api = resolve_spoken_api(api_name)
-    except ValueError:
-        raise ValueError(f"{where}api: {api_name!r} is not one of {', '.join(APIS)}") from None
+    api = _upstream_api(api_name, where)
     base_url = _str(table, "base_url", where, required=True)
     assert base_url is not None
     parts = urlsplit(base_url)
@@ -428,6 +479,13 @@ def _upstream(name: str, table: Mapping[str, Any], env: Mapping[str, str]) -> Up
     key_env = _str(table, "api_key_env", where)
     key = (env.get(key_env) or None) if key_env else None
     headers = _str_table(table, "headers", where)
+    auth = _auth(table, where)
+    bedrock = api in BEDROCK_APIS
+    if bedrock and auth is None and key_env is None:
+        auth = "sigv4"  # Bedrock's own scheme; an API key (api_key_env) goes as Bearer
+    host_params = dict(_str_table(table, "host_params", where))
+    if auth == "sigv4":
+        host_params = _with_region(host_params, env, where)
     return Upstream(
         name=name,
         api=api,
@@ -437,12 +495,38 @@ def _upstream(name: str, table: Mapping[str, Any], env: Mapping[str, str]) -> Up
         headers=tuple((k.lower(), v) for k, v in headers.items()),
         timeout=_positive_float(table, "timeout", where, 600.0),
         connect_timeout=_positive_float(table, "connect_timeout", where, 10.0),
-        provider=_str(table, "provider", where),
+        provider=_str(table, "provider", where) or ("bedrock" if bedrock else None),
         **_retry(table, where),
         api_key=key,
-        auth=_auth(table, where),
-        host_params=tuple(_str_table(table, "host_params", where).items()),
+        auth=auth,
+        host_params=tuple(host_params.items()),
     )
+
+
+def _upstream_api(name: str, where: str) -> str:
+    """The API an upstream's ``api`` names: one of :data:`UPSTREAM_APIS`
+    (or an alias of one, ``bedrock`` for Converse)."""
+    try:
+        api = resolve_api(name)
+    except ValueError:
+        api = None
+    if api not in UPSTREAM_APIS:
+        raise ValueError(f"{where}api: {name!r} is not one of {', '.join(UPSTREAM_APIS)}")
+    return str(api)
+
+
+def _with_region(params: dict[str, str], env: Mapping[str, str], where: str) -> dict[str, str]:
+    """``host_params`` with the region SigV4 signs for: given, else the
+    environment's ``AWS_REGION`` / ``AWS_DEFAULT_REGION``; none is an error
+    now rather than a 502 on every request."""
+    if params.get("region"):
+        return params
+    region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
+    if not region:
+        raise ValueError(
+            f"{where}host_params.region: SigV4 needs a region (or AWS_REGION in the environment)"
+        )
+    return {**params, "region": region}
 
 
 _RETRY_KEYS = ("retries", "backoff", "weight", "cooldown")

@@ -24,7 +24,7 @@ from .._json import dumps_compact
 from ..codec import KEPT_HEADERS, decode_request
 from ..request import Request
 from ..tokens import COUNT_APIS, count_request, estimate_tokens, read_count
-from .config import GatewayConfig, Upstream
+from .config import BEDROCK_APIS, GatewayConfig, Upstream
 from .doors import PATH_MODEL, ClientCall
 from .errors import GatewayError, redact
 from .exchange import Exchange
@@ -32,6 +32,10 @@ from .outgoing import allowed_betas
 from .upstream import Client, Outgoing, fetch
 
 __all__ = ["COUNT_HEADER", "Counter"]
+
+#: The API whose token rates estimate a count for an upstream that has none
+#: (Bedrock serves Claude, in Converse's or Anthropic's own shape).
+_ESTIMATED_AS = {api: "anthropic-messages" for api in BEDROCK_APIS}
 
 #: The response header that says whether a count is the provider's or an estimate.
 COUNT_HEADER = "x-streamnorm-token-count"
@@ -43,7 +47,6 @@ class Counter:
     def __init__(self, config: GatewayConfig, client: Callable[[], Client]) -> None:
         self._config = config
         self._client = client
-        self._secrets = config.secrets()
 
     async def handle(self, ex: Exchange, call: ClientCall) -> None:
         route = self._config.route(call.model)
@@ -58,7 +61,7 @@ class Counter:
         if tokens is None:
             up = route.upstreams[0]
             ex.record.upstream, ex.record.upstream_api = up.name, up.api
-            tokens = estimate_tokens(_for(request, call, up), up.api)
+            tokens = estimate_tokens(_for(request, call, up), _ESTIMATED_AS.get(up.api, up.api))
             kind = "estimate"
         body = dumps_compact(_answer(call.api, tokens)).encode()
         await ex.respond(200, "application/json", body, {COUNT_HEADER: kind})
@@ -86,7 +89,8 @@ class Counter:
             return read_count(body, up.api)
         except (GatewayError, ValueError) as exc:
             # the upstream's message may echo its key: cut out before it is shown
-            ex.record.warnings.append(f"count: estimated ({redact(str(exc), self._secrets)})")
+            reason = redact(str(exc), self._config.secrets())
+            ex.record.warnings.append(f"count: estimated ({reason})")
             return None
 
 

@@ -161,12 +161,20 @@ def stream_error(api: str, status: int, message: str, *, sequence_number: int = 
     return f"data: {dumps_compact(error_object(api, status, message))}\n\n".encode()
 
 
-def upstream_message(body: bytes, status: int) -> str:
-    """The message an upstream error body carries, in any of the four APIs.
-
-    All four put it at ``error.message`` (Gemini sometimes wraps the object
-    in a one-element array); anything else is kept as bounded text.
+def upstream_message(body: bytes, status: int, headers: Mapping[str, str] | None = None) -> str:
+    """The message an upstream error body carries, in any of the four APIs
+    or Bedrock's, after the exception's name when AWS's ``x-amzn-ErrorType``
+    header gives it (``ThrottlingException: Too many requests``).
     """
+    kind = (headers or {}).get("x-amzn-errortype", "").split(":", 1)[0].strip()
+    message = _body_message(body, status)
+    return f"{kind}: {message}" if kind and not message.startswith(kind) else message
+
+
+def _body_message(body: bytes, status: int) -> str:
+    """The message of an error body: at ``error.message`` in the four APIs
+    (Gemini sometimes wraps the object in a one-element array), at
+    ``message`` in Bedrock's; anything else kept as bounded text."""
     try:
         data = loads(body)
     except ValueError:

@@ -46,7 +46,9 @@ class Accounts:
         self._env_keys = sorted(config.keys)
         self._secrets = secrets
         self.ledger: Ledger | None = (
-            open_ledger(config.store) if config.ledger and config.store else None
+            open_ledger(config.store, config.ledger_retention_days)
+            if config.ledger and config.store
+            else None
         )
 
     @property
@@ -134,6 +136,7 @@ def ledger_row(record: RequestRecord) -> LedgerRow:
         cost_usd=record.cost_usd,
         status=record.status,
         latency_ms=record.duration_ms,
+        error=record.error,
     )
 
 

@@ -59,7 +59,13 @@ class Listing:
         (the upstreams asked at once: one slow upstream delays the list by its
         own timeout only)."""
         names = dict.fromkeys(self._config.listed_models())
-        ups = {u.name: u for r in self._config.routes for u in r.upstreams if u.model is None}
+        # Bedrock lists its models in another service than the one it answers in.
+        ups = {
+            u.name: u
+            for r in self._config.routes
+            for u in r.upstreams
+            if u.model is None and u.api in _LIST_PATHS
+        }
         listed = await asyncio.gather(*(self._upstream_models(u) for u in ups.values()))
         models = dict(zip(ups, listed, strict=True))
         for route in self._config.routes:

@@ -22,15 +22,15 @@ from .._json import dumps_compact
 from ..codec import decode_response
 from ..encoder import encode_response
 from ..messages import AssistantMessage, StopReason
-from ..normalizer import DEFAULT_MAX_STREAM_BYTES
 from .config import GatewayConfig, Route
 from .doors import ClientCall
-from .errors import GatewayError, Redactor, upstream_message
+from .errors import GatewayError, Redactor, redact, upstream_message
 from .exchange import ClientGone, Exchange
 from .outgoing import ClientRequest
 from .relay import Passthrough, Relay
 from .state import new_response_id
 from .stored import StoredResponses
+from .telemetry import RequestRecord
 from .translate import Translate
 from .upstream import Client, Opened, UpstreamBroke, open_first, release
 
@@ -57,10 +57,6 @@ class Proxy:
         self._config = config
         self._client = client
         self._stored = stored or StoredResponses(None)
-        self._secrets = config.secrets()
-        #: Most bytes of an upstream stream read (then the client gets its
-        #: API's error event and the upstream is closed).
-        self.max_stream_bytes: int | None = DEFAULT_MAX_STREAM_BYTES
 
     async def handle(self, ex: Exchange, call: ClientCall) -> None:
         route = self._route(call)
@@ -85,18 +81,29 @@ class Proxy:
         if 300 <= status < 400:
             raise GatewayError(502, f"upstream {up.name} answered with a redirect (not followed)")
         if status >= 400:
-            raise _upstream_error(up.name, status, opened.first)
+            raise _upstream_error(up.name, status, opened)
         answer = _Answer(call, up.api != call.api, int(time.time()))
         keep = responses and self._stored.keeps(call.body)
         finish = self._finisher(call, request, answer) if keep else None
         # Every byte the client gets passes the redactor: an upstream that
         # echoes its key (in an error event, a 200 error body) shows ***.
-        redactor = Redactor(self._secrets)
+        redactor = Redactor(self._config.secrets())
+        rest = _within(ex.metered(opened.rest), self._config.max_stream_seconds)
         if call.stream:
-            relay, content_type = _relay(call, opened, answer, self.max_stream_bytes)
-            await _stream(ex, opened, relay, (content_type, redactor), finish)
+            relay, content_type = _relay(
+                call,
+                opened,
+                answer,
+                limit=self._config.max_stream_bytes,
+                # The whole message is used by the store and by the logged content only.
+                keep=finish is not None or self._config.log_content,
+            )
+            try:
+                await _stream(ex, (opened, rest), relay, (content_type, redactor), finish)
+            finally:
+                _stream_failure(ex.record, relay.message, self._config.secrets())
         else:
-            await _whole(ex, call, opened, answer, (finish, redactor))
+            await _whole(ex, call, (opened, rest), answer, (finish, redactor))
 
     def _finisher(self, call: ClientCall, request: ClientRequest, answer: _Answer) -> Finish:
         """Keep a finished Responses answer (``store`` true) under the id the client sees."""
@@ -124,15 +131,25 @@ class Proxy:
         return route
 
 
-def _upstream_error(name: str, status: int, body: bytes) -> GatewayError:
+def _upstream_error(name: str, status: int, opened: Opened) -> GatewayError:
     """An upstream's error status, for the client. A 401 or 403 says the
-    operator's upstream key was refused, not the client's: a 502 saying so,
-    never the client's own 401."""
+    operator's upstream key was refused, not the client's: a 502 saying so
+    (with the exception's name when AWS gives one), never the client's own 401."""
     if status in (401, 403):
+        kind = opened.response.headers.get("x-amzn-errortype", "").split(":", 1)[0]
+        named = f", {kind}" if kind else ""
         return GatewayError(
-            502, f"upstream {name} refused the gateway's credentials (HTTP {status})"
+            502, f"upstream {name} refused the gateway's credentials (HTTP {status}{named})"
         )
-    return GatewayError(status, upstream_message(body, status))
+    return GatewayError(status, upstream_message(opened.first, status, opened.response.headers))
+
+
+def _stream_failure(record: RequestRecord, message: AssistantMessage, secrets: list[str]) -> None:
+    """Why a stream that had started ended in its API's error event (the
+    upstream's own error, a limit, a body that was no stream), for the log
+    line and the trace, unless the gateway has said already; keys cut out."""
+    if record.error is None and message.stop_reason is StopReason.ERROR:
+        record.error = redact(message.error or "the stream failed", secrets)
 
 
 class _Answer:
@@ -146,9 +163,11 @@ class _Answer:
 
 
 def _relay(
-    call: ClientCall, opened: Opened, answer: _Answer, limit: int | None
+    call: ClientCall, opened: Opened, answer: _Answer, *, limit: int, keep: bool
 ) -> tuple[Relay, str]:
-    """The relay for this pair of APIs, and the content type the client gets."""
+    """The relay for this pair of APIs, and the content type the client gets.
+    ``limit``: the stream's most bytes; ``keep``: whether a passthrough relay
+    keeps the content (a translating one needs it)."""
     up = opened.upstream
     model = up.model or call.model
     if up.api == call.api:
@@ -159,6 +178,7 @@ def _relay(
             provider=up.provider,
             sse=call.sse,
             max_stream_bytes=limit,
+            keep_content=keep,
         )
         return same, content_type
     relay = Translate(
@@ -179,7 +199,7 @@ def _relay(
 async def _whole(
     ex: Exchange,
     call: ClientCall,
-    opened: Opened,
+    reading: tuple[Opened, AsyncIterator[bytes]],
     answer: _Answer,
     finishing: tuple[Finish | None, Redactor],
 ) -> None:
@@ -187,11 +207,13 @@ async def _whole(
     The upstream's host is its issuer, as for a stream, so the next turn
     returns its reasoning state to it. An error body under a 200 is an error
     in the client's own API on a translated route (never an empty answer)."""
-    finish, redactor = finishing
-    ex.hold(len(opened.first))
-    body = bytearray(opened.first)
-    body += await _read_rest(ex.metered(opened.rest), MAX_RESPONSE_BYTES - len(body))
-    await opened.response.aclose()
+    (opened, rest), (finish, redactor) = reading, finishing
+    try:  # the upstream is closed however the read ends (a failure, the client leaving)
+        ex.hold(len(opened.first))
+        body = bytearray(opened.first)
+        body += await _read_rest(rest, MAX_RESPONSE_BYTES - len(body))
+    finally:
+        await opened.response.aclose()
     up = opened.upstream
     try:
         message = decode_response(
@@ -239,7 +261,7 @@ async def _read_rest(rest: AsyncIterator[bytes], limit: int) -> bytes:
 
 async def _stream(
     ex: Exchange,
-    opened: Opened,
+    reading: tuple[Opened, AsyncIterator[bytes]],
     relay: Relay,
     head: tuple[str, Redactor],
     finish: Finish | None,
@@ -247,7 +269,8 @@ async def _stream(
     """Relay the stream until it ends or the client goes. The upstream is
     closed either way; after a whole stream the rest of its body is read
     first (``upstream.release``), so that its connection can be kept."""
-    pump = asyncio.create_task(_pump(ex, opened, relay, head, finish))
+    opened = reading[0]
+    pump = asyncio.create_task(_pump(ex, reading, relay, head, finish))
     gone = asyncio.create_task(ex.wait_disconnect())
     whole = False
     try:
@@ -276,7 +299,7 @@ def _ended(pump: asyncio.Task[None], relay: Relay) -> bool:
 
 async def _pump(
     ex: Exchange,
-    opened: Opened,
+    reading: tuple[Opened, AsyncIterator[bytes]],
     relay: Relay,
     head: tuple[str, Redactor],
     finish: Finish | None,
@@ -285,15 +308,14 @@ async def _pump(
     over for the client: its terminal event (or a limit) ends the response
     at once, and nothing more is read from the upstream. The bytes that end
     the stream go out with the response's end, in one write."""
-    content_type, redactor = head
+    (opened, rest), (content_type, redactor) = reading, head
     ex.hold(len(opened.first))
     out = relay.feed(opened.first)
     finish = await _finish_once(relay, finish)
     await ex.start(200, _header(content_type, redactor), {"cache-control": "no-cache"})
-    chunks = ex.metered(opened.rest)
     try:
         out = await _send_open(ex, relay, redactor.feed(out))
-        async for chunk in _until_closed(relay, chunks):
+        async for chunk in _until_closed(relay, rest):
             data = relay.feed(chunk)
             finish = await _finish_once(relay, finish)
             out = await _send_open(ex, relay, redactor.feed(data))
@@ -305,8 +327,6 @@ async def _pump(
     except GatewayError as exc:  # the worker's bytes in flight are spent
         tail = redactor.feed(relay.fail(exc.message))
         ex.record.error = exc.message
-    finally:
-        await chunks.aclose()
     await ex.write(tail + redactor.close(), more=False)
 
 
@@ -318,6 +338,20 @@ async def _send_open(ex: Exchange, relay: Relay, data: bytes) -> bytes:
     if data:
         await ex.write(data)
     return b""
+
+
+async def _within(chunks: AsyncIterator[bytes], seconds: float) -> AsyncIterator[bytes]:
+    """``chunks`` until ``seconds`` have passed since the first was asked
+    for, then ``GatewayError(504)``. Checked as each chunk arrives: an
+    upstream that goes silent meanwhile is ended by its own ``timeout``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    async for chunk in chunks:
+        if loop.time() > deadline:
+            raise GatewayError(
+                504, f"the upstream answer took longer than max_stream_seconds ({seconds:g} s)"
+            )
+        yield chunk
 
 
 async def _until_closed(relay: Relay, chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:

@@ -9,7 +9,9 @@ whose upstream connection broke (the client API's in-stream error event).
 ``Passthrough`` serves a client of the upstream's own API: the bytes go out
 unchanged and a normalizer reads them on the side, only to count tokens and
 to notice a stream that stopped early. Its cost is the normalizer's: linear
-in the bytes.
+in the bytes. Its memory does not grow with the answer: the normalizer keeps
+no content (``keep_content``) unless the message is wanted whole (a stored
+Responses answer, content in the log).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from ..messages import AssistantMessage
 from ..normalizer import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_STREAM_BYTES, StreamNormalizer
 from .errors import stream_error
 
-__all__ = ["Passthrough", "Relay"]
+__all__ = ["Passthrough", "Relay", "settle"]
 
 #: The first bytes of an upstream body that tell its framing.
 _SNIFF = 4096
@@ -43,6 +45,14 @@ class Relay(Protocol):
     def closed(self) -> bool:
         """Whether the stream's terminal event has been read."""
         ...
+
+
+def settle(normalizer: StreamNormalizer, events: list[Event]) -> list[Event]:
+    """``events``, then the terminal ones if the answer is whole though its
+    bytes have not ended (``StreamNormalizer.settled``: a Gemini stream after
+    its finish reason), so that the relay is closed and the upstream is not
+    waited for: it may hold its connection open until its ``timeout``."""
+    return events + normalizer.flush() if normalizer.settled else events
 
 
 class Passthrough:
@@ -66,11 +76,16 @@ class Passthrough:
         provider: str | None,
         sse: bool,
         max_stream_bytes: int | None = DEFAULT_MAX_STREAM_BYTES,
+        keep_content: bool = False,
     ) -> None:
         self._api = api
         self._array = api == "google-generative-ai" and not sse
         self._normalizer = StreamNormalizer(
-            resolve_api(api), model=model, provider=provider, max_stream_bytes=max_stream_bytes
+            resolve_api(api),
+            model=model,
+            provider=provider,
+            max_stream_bytes=max_stream_bytes,
+            keep_content=keep_content,
         )
         # A Gemini array ends at its closing bracket, whatever the connection does.
         self._brackets = JSONValuesFramer(DEFAULT_MAX_EVENT_BYTES) if self._array else None
@@ -95,7 +110,9 @@ class Passthrough:
     def feed(self, chunk: bytes) -> bytes:
         if self.closed:
             return b""
-        return self._after(self._normalizer.feed(chunk), chunk)
+        events = self._normalizer.feed(chunk)
+        # (A Gemini array ends at its bracket: the client gets the upstream's own.)
+        return self._after(events if self._array else settle(self._normalizer, events), chunk)
 
     def close(self) -> bytes:
         return self._end("the upstream stream ended before its last event")

@@ -23,15 +23,17 @@ which goes out with the first chunk's content, no later.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 from ..apis import resolve_api
 from ..encoder import StreamEncoder
-from ..events import Event, Start, UsageUpdate
+from ..events import Error, Event, Start, UsageUpdate
 from ..messages import AssistantMessage
 from ..normalizer import DEFAULT_MAX_STREAM_BYTES, StreamNormalizer
 from ..sse import SSEDecoder
+from .relay import settle
 
 __all__ = ["JsonArray", "Translate"]
 
@@ -115,16 +117,25 @@ class Translate:
         # The opening event as soon as the upstream has named its answer,
         # not with the first content: the client's first byte does not wait
         # (Gemini, the one JSON-array client, has no opening event).
-        return self._encode(usage_first(self._normalizer.feed(chunk))) + self._encoder.opening()
+        events = settle(self._normalizer, self._normalizer.feed(chunk))
+        return self._encode(usage_first(events)) + self._encoder.opening()
 
     def close(self) -> bytes:
-        out = self._encode(self._normalizer.flush())
+        return self._end(self._normalizer.flush())
+
+    def fail(self, message: str) -> bytes:
+        # The normalizer ends a stream cut short with Error(kind="truncated"),
+        # which the encoder writes as the client API's in-stream error: with
+        # ``message``, which says why it was cut.
+        events = self._normalizer.flush()
+        last = events[-1] if events else None
+        if isinstance(last, Error) and last.kind == "truncated":
+            events[-1] = dataclasses.replace(last, reason=message)
+        return self._end(events)
+
+    def _end(self, events: list[Event]) -> bytes:
+        out = self._encode(events)
         tail = self._encoder.close()
         if self._array is None:
             return out + tail
         return out + self._array.feed(tail) + self._array.close()
-
-    def fail(self, message: str) -> bytes:
-        # The normalizer ends a stream cut short with Error(kind="truncated"),
-        # which the encoder writes as the client API's in-stream error.
-        return self.close()

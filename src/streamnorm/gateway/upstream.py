@@ -505,7 +505,9 @@ async def _attempt(
                 return Opened(upstream, response, first, _empty())
             asked = response.headers.get("retry-after")  # case-insensitive in both clients
             retry_after = {"retry-after": asked} if asked is not None else {}
-            return GatewayError(status, upstream_message(first, status), headers=retry_after), False
+            return GatewayError(
+                status, upstream_message(first, status, response.headers), headers=retry_after
+            ), False
         return Opened(upstream, response, await anext(body, b""), body)
     except UpstreamTimeout:
         failure = GatewayError(504, f"upstream {upstream.name} did not answer in time"), False

@@ -9,7 +9,10 @@ through google-auth's Application Default Credentials (``streamnorm[google]``),
 Azure Entra ID tokens through azure-identity (``streamnorm[azure]``).
 
 Keys and tokens go only into the headers returned here: never into an
-error, a log line or a ``repr``.
+error, a log line or a ``repr``. The secrets a cloud signer uses that no
+configuration names (the tokens it mints, the AWS secret key and session
+token of the credential chain) are listed by :func:`minted_secrets`, so that
+whatever echoes a request (an upstream's error, a log line) can cut them out.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ __all__ = [
     "azure_entra",
     "google_oauth",
     "kept_signer",
+    "minted_secrets",
     "sigv4",
 ]
 
@@ -40,6 +44,39 @@ KEY_HEADERS: dict[str, tuple[str, str]] = {
     "x-goog-api-key": ("x-goog-api-key", ""),
     "api-key": ("api-key", ""),
 }
+
+#: How many minted secrets are remembered (the newest): a token is refreshed
+#: about hourly, so this covers many hours of every kept signer.
+_MINTED_LIMIT = 64
+
+
+class _Minted:
+    """The secrets the signers used, newest last, at most ``limit``."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._values: dict[str, None] = {}
+
+    def add(self, *values: str | None) -> None:
+        for value in values:
+            if value and value not in self._values:
+                self._values[value] = None
+                if len(self._values) > self._limit:
+                    del self._values[next(iter(self._values))]
+
+    def values(self) -> tuple[str, ...]:
+        return tuple(self._values)
+
+
+_MINTED = _Minted(_MINTED_LIMIT)
+
+
+def minted_secrets() -> tuple[str, ...]:
+    """The secrets the cloud signers of this process have used so far (the
+    newest :data:`_MINTED_LIMIT`): OAuth and Entra access tokens, the AWS
+    secret key and session token SigV4 signed with. For redaction only."""
+    return _MINTED.values()
+
 
 _GOOGLE_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 _AZURE_SCOPE = "https://cognitiveservices.azure.com/.default"
@@ -67,7 +104,9 @@ def sigv4(region: str, *, service: str = "bedrock", credentials: Any = None) -> 
 
     def sign(method: str, url: str, headers: Mapping[str, str], body: bytes) -> Mapping[str, str]:
         request = AWSRequest(method=method, url=url, data=body, headers=dict(headers))
-        SigV4Auth(creds.get_frozen_credentials(), service, region).add_auth(request)
+        frozen = creds.get_frozen_credentials()
+        _MINTED.add(frozen.secret_key, frozen.token)
+        SigV4Auth(frozen, service, region).add_auth(request)
         return {k: v for k, v in request.headers.items() if k.lower() not in _lower(headers)}
 
     return sign
@@ -93,6 +132,7 @@ def google_oauth(credentials: Any = None) -> Signer:
     def sign(method: str, url: str, headers: Mapping[str, str], body: bytes) -> Mapping[str, str]:
         if not creds.valid:
             creds.refresh(google.auth.transport.requests.Request())
+        _MINTED.add(creds.token)
         return {"authorization": f"Bearer {creds.token}"}
 
     return sign
@@ -111,7 +151,9 @@ def azure_entra(credential: Any = None) -> Signer:
         cred = DefaultAzureCredential()
 
     def sign(method: str, url: str, headers: Mapping[str, str], body: bytes) -> Mapping[str, str]:
-        return {"authorization": f"Bearer {cred.get_token(_AZURE_SCOPE).token}"}
+        token = cred.get_token(_AZURE_SCOPE).token
+        _MINTED.add(token)
+        return {"authorization": f"Bearer {token}"}
 
     return sign
 

@@ -55,10 +55,15 @@ def _known(status: int, headers: Mapping[str, str]) -> dict[str, Any]:
 
 
 def _stamped(event: Event, known: dict[str, Any]) -> Event:
+    """``event`` with what the response said; a header's code and type go
+    on its message too, as the body's would have."""
     if type(event) is not Error:
         return event
     if event.code is not None:  # the body's own code and type come first
         known = {k: v for k, v in known.items() if k not in ("code", "error_type")}
+    elif "code" in known:
+        error = {"error_code": known["code"], "error_type": known["error_type"]}
+        known = {**known, "message": replace(event.message, **error)}
     return replace(event, **known)
 
 

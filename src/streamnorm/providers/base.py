@@ -31,6 +31,8 @@ class Decoder:
     stop values; ``blocks_end_implicitly`` says the wire has no per-block end;
     ``done_at_eof_after_stop`` says end of input after a stop value is a normal
     end (Chat Completions without ``[DONE]``, Gemini), not a truncation;
+    ``last_event_has_stop`` says nothing follows the event that carries the
+    stop value (Gemini: its last chunk has the finish reason and the usage);
     ``framing`` names the framing of `streamnorm.framing` the api arrives in
     (``sse``, ``eventstream``, ``ndjson``), ``alt_framings`` any other it may
     arrive in (Gemini without ``alt=sse``: ``json-array``).
@@ -40,6 +42,7 @@ class Decoder:
     stop_table: ClassVar[StopTable]
     blocks_end_implicitly: ClassVar[bool] = False
     done_at_eof_after_stop: ClassVar[bool] = False
+    last_event_has_stop: ClassVar[bool] = False
     framing: ClassVar[str] = "sse"
     alt_framings: ClassVar[tuple[str, ...]] = ()
 
@@ -80,6 +83,11 @@ class ChoiceTracker:
         self.selected = selected
         self.selected_seen = False
         self._others: set[int] = set()
+
+    @property
+    def others_seen(self) -> bool:
+        """Whether a choice other than the selected one arrived."""
+        return bool(self._others)
 
     def saw(self, index: Any) -> None:
         """A choice other than the selected one arrived (O(1))."""

@@ -57,6 +57,11 @@ Period = Literal["hour", "day", "week", "month"]
 PERIODS: tuple[Period, ...] = ("hour", "day", "week", "month")
 #: The rate limits' window, in seconds.
 WINDOW = 60.0
+#: Days of rows a ledger keeps by default, and at least (a monthly budget
+#: reads back to the start of its month: 31 days).
+DEFAULT_LEDGER_DAYS, MIN_LEDGER_DAYS = 400, 32
+#: Seconds between two prunings of old rows by one process.
+PRUNE_EVERY = 3600.0
 #: What ``usage --by`` groups on: a column, or the UTC day of ``at``.
 GROUPS = ("key", "model", "day", "upstream", "route")
 
@@ -71,10 +76,13 @@ SCHEMA = (
     "input_tokens BIGINT NOT NULL DEFAULT 0, output_tokens BIGINT NOT NULL DEFAULT 0, "
     "cache_read_tokens BIGINT NOT NULL DEFAULT 0, cache_write_tokens BIGINT NOT NULL DEFAULT 0, "
     "reasoning_tokens BIGINT NOT NULL DEFAULT 0, cost_usd DOUBLE PRECISION, "
-    "status INTEGER NOT NULL DEFAULT 0, latency_ms DOUBLE PRECISION)",
+    "status INTEGER NOT NULL DEFAULT 0, latency_ms DOUBLE PRECISION, error TEXT)",
     "CREATE INDEX IF NOT EXISTS streamnorm_ledger_key_at ON streamnorm_ledger (key, at)",
     "CREATE INDEX IF NOT EXISTS streamnorm_ledger_at ON streamnorm_ledger (at)",
 )
+#: Columns added after a table's first release: (table, column, type). A
+#: store made before them gets them when a ledger opens it.
+ADDED_COLUMNS = (("streamnorm_ledger", "error", "TEXT"),)
 
 TOKEN_KINDS = (
     "input_tokens",
@@ -97,6 +105,7 @@ COLUMNS = (
     "cost_usd",
     "status",
     "latency_ms",
+    "error",
 )
 
 
@@ -213,6 +222,9 @@ class LedgerRow:
     cost_usd: float | None = None
     status: int = 0
     latency_ms: float | None = None
+    #: Why the request failed, when it did; also for a stream that began with
+    #: a 200 and then ended in an error (the log line's ``error``).
+    error: str | None = None
 
     def values(self) -> tuple[Any, ...]:
         return tuple(getattr(self, c) for c in COLUMNS)
@@ -225,8 +237,10 @@ def _seconds_until(moment: float, now: float) -> int:
 class Ledger(ABC):
     """Keys and the ledger over one DB-API connection; SQL written with ``?``."""
 
-    def __init__(self) -> None:
+    def __init__(self, retention_days: int = DEFAULT_LEDGER_DAYS) -> None:
         self._lock = threading.Lock()
+        self._keep_seconds = retention_days * 86400.0
+        self._pruned = -math.inf
 
     @abstractmethod
     @contextmanager
@@ -319,7 +333,11 @@ class Ledger(ABC):
         return refusal
 
     def record(self, row: LedgerRow) -> None:
-        """Write a finished request's row (replacing its admission row)."""
+        """Write a finished request's row (replacing its admission row), and
+        prune old rows when this process has not for :data:`PRUNE_EVERY`."""
+        if time.monotonic() - self._pruned >= PRUNE_EVERY:
+            self._pruned = time.monotonic()
+            self.prune()
         names = ", ".join(COLUMNS)
         marks = ", ".join("?" for _ in COLUMNS)
         updates = ", ".join(f"{c} = excluded.{c}" for c in COLUMNS[4:])
@@ -329,6 +347,14 @@ class Ledger(ABC):
                 f"ON CONFLICT (request_id) DO UPDATE SET {updates}",
                 row.values(),
             )
+
+    def prune(self, now: float | None = None) -> int:
+        """Delete the rows older than the retention; how many went (one
+        indexed range delete: cost linear in the rows deleted)."""
+        cutoff = (time.time() if now is None else now) - self._keep_seconds
+        with self._transaction() as tx:
+            cur = tx.execute("DELETE FROM streamnorm_ledger WHERE at < ?", (cutoff,))
+            return int(cur.rowcount)
 
     def rows(self, since: float = 0.0) -> list[dict[str, Any]]:
         """Every row from ``since`` on, oldest first."""
@@ -350,6 +376,7 @@ class Ledger(ABC):
             total = totals.setdefault(name, _empty_total(by, name))
             total["requests"] += 1
             total["refused"] += 1 - int(row["admitted"])
+            total["failed"] += _failed(row)
             for kind in TOKEN_KINDS:
                 total[kind] += int(row[kind])
             if row["cost_usd"] is not None:
@@ -408,6 +435,12 @@ def _group(row: dict[str, Any], by: str) -> str:
     return str(row[by] or "none")
 
 
+def _failed(row: dict[str, Any]) -> int:
+    """1 for an admitted request that failed: an error status, or a stream
+    that broke after its 200."""
+    return int(bool(row["admitted"]) and (row["status"] >= 400 or row["error"] is not None))
+
+
 def _empty_total(by: str, name: str) -> dict[str, Any]:
     return {
         by: name,
@@ -416,15 +449,17 @@ def _empty_total(by: str, name: str) -> dict[str, Any]:
         **dict.fromkeys(TOKEN_KINDS, 0),
         "cost_usd": 0.0,
         "unpriced": 0,
+        "failed": 0,
     }
 
 
-def open_ledger(location: str) -> Ledger:
-    """The ledger in the store at ``location``: a PostgreSQL URL or a SQLite file path."""
+def open_ledger(location: str, retention_days: int = DEFAULT_LEDGER_DAYS) -> Ledger:
+    """The ledger in the store at ``location``: a PostgreSQL URL or a SQLite
+    file path; rows older than ``retention_days`` are pruned."""
     if location.startswith(("postgresql://", "postgres://")):
         from .ledger_postgres import PostgresLedger
 
-        return PostgresLedger(location)
+        return PostgresLedger(location, retention_days)
     from .ledger_sqlite import SQLiteLedger
 
-    return SQLiteLedger(location)
+    return SQLiteLedger(location, retention_days)

@@ -13,11 +13,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .ledger import SCHEMA, Ledger
+from .ledger import ADDED_COLUMNS, DEFAULT_LEDGER_DAYS, SCHEMA, Ledger
 from .postgres import open_postgres, psycopg_module
 
 __all__ = ["PostgresLedger"]
 
+#: The tables, and the columns a database made before them lacks.
+_SCHEMA = (
+    *SCHEMA,
+    *(f"ALTER TABLE {t} ADD COLUMN IF NOT EXISTS {c} {k}" for t, c, k in ADDED_COLUMNS),
+)
 #: The advisory lock that serializes creating the tables.
 _SCHEMA_LOCK = 7316022
 
@@ -35,8 +40,8 @@ class _Cursor:
 class PostgresLedger(Ledger):
     """Keys and the ledger in the PostgreSQL database at ``url``."""
 
-    def __init__(self, url: str) -> None:
-        super().__init__()
+    def __init__(self, url: str, retention_days: int = DEFAULT_LEDGER_DAYS) -> None:
+        super().__init__(retention_days)
         self._psycopg: Any = psycopg_module()
         self._url = url
         self._conn: Any = None
@@ -44,7 +49,7 @@ class PostgresLedger(Ledger):
 
     def _connect(self) -> Any:
         if self._conn is None or self._conn.closed or self._conn.broken:
-            self._conn = open_postgres(self._psycopg, self._url, SCHEMA, _SCHEMA_LOCK)
+            self._conn = open_postgres(self._psycopg, self._url, _SCHEMA, _SCHEMA_LOCK)
         return self._conn
 
     @contextmanager

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .ledger import SCHEMA, Ledger
+from .ledger import ADDED_COLUMNS, DEFAULT_LEDGER_DAYS, SCHEMA, Ledger
 from .sqlite import open_sqlite
 
 __all__ = ["SQLiteLedger"]
@@ -21,15 +21,23 @@ __all__ = ["SQLiteLedger"]
 class SQLiteLedger(Ledger):
     """Keys and the ledger in the SQLite file at ``path``."""
 
-    def __init__(self, path: str | Path, *, busy_timeout: float = 30.0) -> None:
-        super().__init__()
+    def __init__(
+        self,
+        path: str | Path,
+        retention_days: int = DEFAULT_LEDGER_DAYS,
+        *,
+        busy_timeout: float = 30.0,
+    ) -> None:
+        super().__init__(retention_days)
         self.path = Path(path)
         self._busy_timeout = busy_timeout
         self._conn: sqlite3.Connection | None = None
 
     def _connect(self) -> sqlite3.Connection:
         if self._conn is None:
-            self._conn = open_sqlite(self.path, self._busy_timeout, SCHEMA)
+            conn = open_sqlite(self.path, self._busy_timeout, SCHEMA)
+            _add_columns(conn)
+            self._conn = conn
         return self._conn
 
     @contextmanager
@@ -51,3 +59,19 @@ class SQLiteLedger(Ledger):
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+
+def _add_columns(conn: sqlite3.Connection) -> None:
+    """Add the :data:`ADDED_COLUMNS` a file made before them lacks. SQLite's
+    ``ADD COLUMN`` has no ``IF NOT EXISTS``, so the check and the change are
+    one ``BEGIN IMMEDIATE`` transaction: two workers cannot both add."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for table, column, kind in ADDED_COLUMNS:
+            names = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+            if column not in names:
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")

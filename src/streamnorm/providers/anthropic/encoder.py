@@ -224,8 +224,9 @@ class AnthropicEncoder(WireEncoder):
 
     def on_error(self, event: Error) -> bytes:
         out = self._announce() + self._stop_current() + self._flush_all()
-        if self.same_issuer(event.message) and event.code and event.code.endswith("_error"):
-            kind = event.code
+        own = event.error_type or event.code  # Messages' one word for both
+        if self.same_issuer(event.message) and own and own.endswith("_error"):
+            kind = own
         else:
             kind = ERROR_TYPES[error_class(event.code, event.reason)]
         if event.message.usage != Usage():  # what was spent so far, before the error

@@ -18,10 +18,11 @@ from ..base import as_dict, as_list
 from ..codecbase import drive
 from .decoder import AnthropicDecoder
 
-__all__ = ["decode_response"]
+__all__ = ["decode_response", "replay"]
 
 
-def _events(body: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def replay(body: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The stream events of a whole Messages API response, in order."""
     if body.get("type") == "error" or "error" in body:
         return [("error", dict(body))]
     head = {k: body.get(k) for k in ("id", "model", "usage")}
@@ -51,4 +52,4 @@ def decode_response(
 ) -> AssistantMessage:
     """The message of a Messages API response body (its usage is the final
     one: the ``message_start`` of the replay carries it whole)."""
-    return drive(AnthropicDecoder, _events(body), model=model, provider=provider, events=events)
+    return drive(AnthropicDecoder, replay(body), model=model, provider=provider, events=events)

@@ -24,7 +24,7 @@ from ...errors import error_type_of
 from ...messages import StopReason, Usage
 from ..base import Decoder, as_dict, as_int, as_list, as_str, error_of
 
-__all__ = ["STOP_TABLE", "BedrockConverseDecoder", "fail_upstream"]
+__all__ = ["STOP_TABLE", "BedrockConverseDecoder", "error_event", "fail_upstream"]
 
 STOP_TABLE: dict[str, StopReason | None] = {
     "end_turn": StopReason.STOP,
@@ -58,6 +58,15 @@ def error_body(payload: dict[str, Any]) -> dict[str, Any] | None:
         return None
     name = as_str(payload.get("__type")).rpartition("#")[2].partition(":")[0]
     return {"message": message, "type": name} if name else {"message": message}
+
+
+def error_event(body: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """A Bedrock error body as the exception frame that says the same in a
+    stream (what :func:`fail_upstream` reads); None when it is no error body."""
+    error = error_body(body)
+    if error is None:
+        return None
+    return f"exception:{error.get('type', '')}", {"error": error}
 
 
 def fail_upstream(builder: MessageBuilder, name: str, payload: dict[str, Any]) -> None:

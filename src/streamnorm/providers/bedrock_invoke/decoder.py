@@ -64,7 +64,7 @@ class BedrockInvokeDecoder(Decoder):
         if event == "chunk":
             inner = self._inner(payload)
             if inner is not None:
-                self._event(inner)
+                self.inner_event(inner)
         elif ":" in event:
             fail_upstream(self.builder, event, payload)
         else:
@@ -89,7 +89,8 @@ class BedrockInvokeDecoder(Decoder):
             return None
         return inner
 
-    def _event(self, inner: dict[str, Any]) -> None:
+    def inner_event(self, inner: dict[str, Any]) -> None:
+        """One event of the vendor's API, as a chunk's bytes carry it."""
         kind = inner.get("type")
         legacy = not isinstance(kind, str) and _COMPLETION in inner
         if legacy:  # a Text Completions stream identifies itself with every chunk

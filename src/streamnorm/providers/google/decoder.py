@@ -108,6 +108,7 @@ class GoogleDecoder(Decoder):
     alt_framings = ("json-array",)  # without alt=sse: one streamed JSON array
     stop_table = STOP_TABLE
     done_at_eof_after_stop = True
+    last_event_has_stop = True
 
     def __init__(self, builder: MessageBuilder, choice: int = 0) -> None:
         super().__init__(builder, choice)
@@ -234,14 +235,18 @@ class GoogleDecoder(Decoder):
         super().end_of_input()
 
     def _candidate(self, candidates: Any) -> dict[str, Any] | None:
+        """The selected candidate of a chunk (the first with its index); the
+        others are noted, also those after it."""
+        found = None
         for candidate in candidates if type(candidates) is list else ():
             if type(candidate) is dict:
                 index = candidate.get("index", 0)
                 if index == self.choice and not isinstance(index, bool):
                     self.choices.selected_seen = True
-                    return candidate
-                self.choices.saw(index)
-        return None
+                    found = candidate if found is None else found
+                else:
+                    self.choices.saw(index)
+        return found
 
     def _keep_metadata(self, candidate: dict[str, Any]) -> None:
         """The last non-empty value of each metadata field wins (§4.1)."""

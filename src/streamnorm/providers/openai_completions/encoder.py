@@ -398,13 +398,18 @@ class CompletionsEncoder(WireEncoder):
 
     def on_error(self, event: Error) -> bytes:
         """The error chunk; it also carries the usage so far and, for the
-        same issuer, the finish reason seen before the error (OpenRouter)."""
+        same issuer, the finish reason seen before the error (OpenRouter).
+        The same issuer's code and type are its own (a type it did not send
+        stays out); another's are the error class's."""
         message = event.message
-        if self.same_issuer(message) and event.code:
-            code, kind = event.code, "upstream_error"
+        error: dict[str, Any] = {"message": event.reason}
+        if self.same_issuer(message) and (event.code or event.error_type):
+            if event.error_type:
+                error["type"] = event.error_type
+            error["code"] = event.code
         else:
-            code, kind = ERROR_TYPES[error_class(event.code, event.reason)]
-        payload: dict[str, Any] = {"error": {"message": event.reason, "type": kind, "code": code}}
+            error["code"], error["type"] = ERROR_TYPES[error_class(event.code, event.reason)]
+        payload: dict[str, Any] = {"error": error}
         if self.same_issuer(message) and message.raw_stop_reason:
             choice = {"index": 0, "delta": {}, "finish_reason": message.raw_stop_reason}
             payload["choices"] = [choice]

@@ -503,12 +503,20 @@ class ResponsesEncoder(WireEncoder):
         return out + self._event(kind, {"response": response})
 
     def on_error(self, event: Error) -> bytes:
-        if self.same_issuer(event.message) and event.code:
+        """``error`` then ``response.failed``. The same issuer's code is its
+        own, another's the error class's. An error with the same issuer's
+        type goes out as OpenAI sends one, the code, type and message under
+        ``error`` (the event's own ``type`` is ``error``); else they are at the
+        top level, as the API reference writes them."""
+        same = self.same_issuer(event.message)
+        if same and event.code:
             code = event.code
         else:
             code = ERROR_CODES[error_class(event.code, event.reason)]
-        out = self._carrier()
-        out += self._event("error", {"code": code, "message": event.reason, "param": None})
+        error: dict[str, Any] = {"code": code, "message": event.reason, "param": None}
+        if same and event.error_type:
+            error = {"error": {"type": event.error_type, **error}}
+        out = self._carrier() + self._event("error", error)
         response = self._response(event.message)
         response["error"] = {"code": code, "message": event.reason}
         return out + self._event("response.failed", {"response": response})
