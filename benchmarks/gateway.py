@@ -14,7 +14,7 @@ One run, every server on 127.0.0.1 in a process of its own:
   after in one run;
 * LiteLLM's proxy (``--litellm PATH``, ``$LITELLM`` or ``litellm`` on PATH,
   with its proxy extra, in an environment of its own) and Portkey's gateway
-  (``--portkey CMD`` or ``$PORTKEY``: ``"node -r benchmarks/portkey_fetch.cjs
+  (``--portkey CMD`` or ``$PORTKEY``: ``"node -r ./benchmarks/portkey_fetch.cjs
   DIR/node_modules/@portkey-ai/gateway/build/start-server.js"``, the preload
   working around Portkey 1.15.2's ``TypeError: immutable``) in front of the
   same upstream, when given; the run says when they are absent. Portkey has

@@ -1,5 +1,5 @@
 // Preloaded into Portkey's gateway by benchmarks/gateway.py's documented
-// command (node -r benchmarks/portkey_fetch.cjs …): fetch() answers with
+// command (node -r ./benchmarks/portkey_fetch.cjs …): fetch() answers with
 // headers that can be changed. Portkey 1.15.2 appends its own headers to
 // the upstream's response, which Node's fetch makes immutable: every
 // request then fails with "TypeError: immutable" (Portkey issue 1389).
