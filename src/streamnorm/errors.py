@@ -25,6 +25,7 @@ from typing import Any
 __all__ = [
     "CATEGORIES",
     "CONTEXT_OVERFLOW",
+    "aws_error_type",
     "body_retry_after",
     "classify",
     "error_code",
@@ -227,6 +228,14 @@ def body_retry_after(error: Any) -> float | None:
             if match is not None:
                 return float(match.group(1))
     return None
+
+
+def aws_error_type(headers: Mapping[str, str]) -> str | None:
+    """The exception an AWS service names in its ``x-amzn-ErrorType``
+    header (``ValidationException:http://…`` → ``ValidationException``);
+    Bedrock names it there and not in the error body. None without one."""
+    lower = {k.lower(): v for k, v in headers.items()}
+    return lower.get("x-amzn-errortype", "").partition(":")[0].strip() or None
 
 
 def retry_after_of(headers: Mapping[str, str], now: float | None = None) -> float | None:

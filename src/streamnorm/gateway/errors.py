@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .._json import dumps_compact, loads
+from ..errors import aws_error_type
 
 __all__ = [
     "UNKNOWN_URL",
@@ -166,7 +167,7 @@ def upstream_message(body: bytes, status: int, headers: Mapping[str, str] | None
     or Bedrock's, after the exception's name when AWS's ``x-amzn-ErrorType``
     header gives it (``ThrottlingException: Too many requests``).
     """
-    kind = (headers or {}).get("x-amzn-errortype", "").split(":", 1)[0].strip()
+    kind = aws_error_type(headers or {})
     message = _body_message(body, status)
     return f"{kind}: {message}" if kind and not message.startswith(kind) else message
 

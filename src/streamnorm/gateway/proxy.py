@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from .._json import dumps_compact
 from ..codec import decode_response
 from ..encoder import encode_response
+from ..errors import aws_error_type
 from ..messages import AssistantMessage, StopReason
 from .config import GatewayConfig, Route
 from .doors import ClientCall
@@ -87,7 +88,8 @@ class Proxy:
         finish = self._finisher(call, request, answer) if keep else None
         # Every byte the client gets passes the redactor: an upstream that
         # echoes its key (in an error event, a 200 error body) shows ***.
-        redactor = Redactor(self._config.secrets())
+        secrets = self._config.secrets()
+        redactor = Redactor(secrets)
         rest = _within(ex.metered(opened.rest), self._config.max_stream_seconds)
         if call.stream:
             relay, content_type = _relay(
@@ -101,7 +103,7 @@ class Proxy:
             try:
                 await _stream(ex, (opened, rest), relay, (content_type, redactor), finish)
             finally:
-                _stream_failure(ex.record, relay.message, self._config.secrets())
+                _stream_failure(ex.record, relay.message, secrets)
         else:
             await _whole(ex, call, (opened, rest), answer, (finish, redactor))
 
@@ -136,7 +138,7 @@ def _upstream_error(name: str, status: int, opened: Opened) -> GatewayError:
     operator's upstream key was refused, not the client's: a 502 saying so
     (with the exception's name when AWS gives one), never the client's own 401."""
     if status in (401, 403):
-        kind = opened.response.headers.get("x-amzn-errortype", "").split(":", 1)[0]
+        kind = aws_error_type(opened.response.headers)
         named = f", {kind}" if kind else ""
         return GatewayError(
             502, f"upstream {name} refused the gateway's credentials (HTTP {status}{named})"

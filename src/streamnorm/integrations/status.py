@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..errors import retry_after_of
+from ..errors import aws_error_type, retry_after_of
 from ..events import Error, Event
 
 __all__ = ["aiter_with_status", "iter_with_status", "status_of"]
@@ -47,8 +47,7 @@ def _known(status: int, headers: Mapping[str, str]) -> dict[str, Any]:
     retry_after = retry_after_of(headers)
     if retry_after is not None:  # else the body may have named one (Gemini's RetryInfo)
         known["retry_after"] = retry_after
-    lower = {k.lower(): v for k, v in headers.items()}
-    aws_type = lower.get("x-amzn-errortype", "").partition(":")[0].strip()
+    aws_type = aws_error_type(headers)
     if aws_type:
         known["code"] = known["error_type"] = aws_type
     return known

@@ -243,7 +243,8 @@ class GoogleDecoder(Decoder):
                 index = candidate.get("index", 0)
                 if index == self.choice and not isinstance(index, bool):
                     self.choices.selected_seen = True
-                    found = candidate if found is None else found
+                    if found is None:
+                        found = candidate
                 else:
                     self.choices.saw(index)
         return found
