@@ -32,16 +32,24 @@ directly is the reference. Phases:
    many, ``--sweep-streams`` in all at least): TTFB p50/p99 and the proxy
    process's CPU per relayed upstream event.
 3. ``bulk``: ``--requests`` unpaced streams at once: CPU per MB and per event.
-4. ``open``: ``--open`` streams held open after their first event: the
+4. ``footprint``: one paced stream read event by event, ``--footprint``
+   events: the distinct pages of memory the proxy touches per event (its
+   referenced bits cleared through ``/proc/PID/clear_refs`` as an event
+   arrives, counted in ``smaps_rollup`` at the next), and its CPU per event
+   to the nanosecond.
+5. ``open``: ``--open`` streams held open after their first event: the
    gateway's resident memory above idle, in all and per stream (the
    same-API route of each streamnorm gateway).
 
 CPU is the proxy process's own user + system time from /proc (Linux only),
 not wall time: on a shared machine it is the steadier figure; the run prints
-the load average before and after as the measure of its noise.
+the load average before and after as the measure of its noise, and what
+this machine charges for a page touched again after one pace of idleness
+(a process of its own), which is what the CPU of paced events follows on a
+virtual machine whose host takes back an idle guest's page mappings.
 
     python benchmarks/gateway.py [--sequential 20] [--sweep 20,100,200] [--requests 200]
-        [--open 1000] [--before REF] [--litellm PATH] [--portkey CMD] [--json]
+        [--footprint 30] [--open 1000] [--before REF] [--litellm PATH] [--portkey CMD] [--json]
 """
 
 from __future__ import annotations
@@ -136,6 +144,19 @@ def cpu_seconds(pid: int) -> float:
     return total
 
 
+def runtime_seconds(pid: int) -> float:
+    """CPU of the live threads of ``pid`` and its live children, to the
+    nanosecond (/proc/PID/task/TID/schedstat): for spans shorter than the
+    10 ms of :func:`cpu_seconds`."""
+    total = 0
+    for p in _tree(pid):
+        with contextlib.suppress(OSError):
+            for task in Path(f"/proc/{p}/task").iterdir():
+                with contextlib.suppress(OSError):
+                    total += int((task / "schedstat").read_text().split()[0])
+    return total / 1e9
+
+
 def rss_kb(pid: int) -> int:
     """Resident memory of ``pid`` and its live children (KB), from /proc."""
     total = 0
@@ -145,6 +166,53 @@ def rss_kb(pid: int) -> int:
                 if line.startswith("VmRSS:"):
                     total += int(line.split()[1])
     return total
+
+
+#: Pages touched again after an idle pause are dear on some virtual machines
+#: (the host takes back the mappings of an idle guest's pages): a process of
+#: its own touches PAGES distinct pages after each pause, ROUNDS times.
+_PAGE_PROBE = """
+import sys, time
+pace, pages, rounds, stride = float(sys.argv[1]), 1000, 30, 7 * 4096
+buf = bytearray(pages * stride)
+def run(pause, touch):
+    start = time.process_time()
+    for k in range(rounds):
+        if pause:
+            time.sleep(pause)
+        for i in range(0, len(buf), stride) if touch else ():
+            buf[i] = k & 255
+    return (time.process_time() - start) / rounds / pages * 1e6
+run(0, True)
+print(run(pace, True) - run(pace, False), run(0, True))
+"""
+
+
+def page_cost(pace: float) -> tuple[float, float]:
+    """CPU µs per page touched again after ``pace`` seconds idle, and without
+    a pause: what this machine charges for a process's footprint."""
+    out = subprocess.run(
+        [sys.executable, "-c", _PAGE_PROBE, str(pace)], capture_output=True, check=True, text=True
+    ).stdout.split()
+    return float(out[0]), float(out[1])
+
+
+def clear_referenced(pid: int) -> None:
+    """Clear the referenced bits of the pages of ``pid`` and its live children."""
+    for p in _tree(pid):
+        with contextlib.suppress(ProcessLookupError, FileNotFoundError):  # a child gone
+            Path(f"/proc/{p}/clear_refs").write_text("1")
+
+
+def referenced_pages(pid: int) -> int:
+    """Pages of ``pid`` and its live children referenced since their bits were cleared."""
+    kb = 0
+    for p in _tree(pid):
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Referenced:"):
+                    kb += int(line.split()[1])
+    return kb * 1024 // os.sysconf("SC_PAGE_SIZE")
 
 
 def _answers(url: str) -> bool:
@@ -241,19 +309,10 @@ async def _one(route: Route, model: str, out: Outcome, hold: Hold | None) -> Non
     shares the machine with the servers, so it parses nothing but the status
     line and looks only for the first SSE ``data:``."""
     parts = urlsplit(route.url)
-    body = json.dumps(route.body(model)).encode()
-    head = [
-        f"POST {parts.path} HTTP/1.1",
-        f"host: {parts.hostname}:{parts.port}",
-        "content-type: application/json",
-        f"content-length: {len(body)}",
-        "connection: close",
-        *(f"{k}: {v}" for k, v in route.headers.items()),
-    ]
     start = time.perf_counter()
     reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
     try:
-        writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
+        writer.write(_request_bytes(route, model))
         received = bytearray()
         tail = b""
         while chunk := await reader.read(65536):
@@ -276,6 +335,21 @@ async def _one(route: Route, model: str, out: Outcome, hold: Hold | None) -> Non
             raise RuntimeError(f"{route.name}: no event in {bytes(received[:40])!r}")
     finally:
         writer.close()
+
+
+def _request_bytes(route: Route, model: str) -> bytes:
+    """A streamed request for ``model`` on ``route`` (``Connection: close``)."""
+    parts = urlsplit(route.url)
+    body = json.dumps(route.body(model)).encode()
+    head = [
+        f"POST {parts.path} HTTP/1.1",
+        f"host: {parts.hostname}:{parts.port}",
+        "content-type: application/json",
+        f"content-length: {len(body)}",
+        "connection: close",
+        *(f"{k}: {v}" for k, v in route.headers.items()),
+    ]
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
 
 
 @dataclass
@@ -387,6 +461,40 @@ async def held_open(route: Route, n: int) -> Row:
         "kb_per_stream": round((held - idle) / max(opened, 1), 1),
     }
     return Row("open", route.name, outcomes, 1, None, extra)
+
+
+async def footprint(route: Route, samples: int) -> Row:
+    """Pages the proxy touches per paced event: one paced stream read event
+    by event; when an event arrives the proxy's referenced bits are cleared,
+    and the pages it has touched by the next one are counted (median of
+    ``samples``), with its CPU over the same span. Unlike CPU, the count does
+    not depend on what the machine charges for a page."""
+    assert route.pid is not None
+    parts = urlsplit(route.url)
+    reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+    pages, cpu = [], []
+    try:
+        writer.write(_request_bytes(route, "paced"))
+        head = b""
+        while b"data:" not in head:
+            chunk = await asyncio.wait_for(reader.read(65536), REQUEST_TIMEOUT)
+            if not chunk:
+                raise RuntimeError(f"{route.name}: no event in {head[:40]!r}")
+            head += chunk
+        for _ in range(samples):
+            clear_referenced(route.pid)
+            cpu0 = runtime_seconds(route.pid)
+            if not await asyncio.wait_for(reader.read(65536), REQUEST_TIMEOUT):
+                break
+            pages.append(referenced_pages(route.pid))
+            cpu.append(runtime_seconds(route.pid) - cpu0)
+    finally:
+        writer.close()
+    extra = {
+        "pages_per_event": statistics.median(pages) if pages else None,
+        "footprint_cpu_us_per_event": _round(statistics.mean(cpu) * 1e6, 0) if cpu else None,
+    }
+    return Row("footprint", route.name, [Outcome()], 1, None, extra)
 
 
 # -- the proxies --------------------------------------------------------------
@@ -540,6 +648,13 @@ async def phases(
         waves = max(1, args.sweep_streams // level)
         await phase(f"sweep {level}", "paced", wave("paced", level, waves), routes)
     await phase("bulk unpaced", "fast", wave("fast", args.requests), routes)
+    if args.footprint:
+        print("footprint …", file=sys.stderr, flush=True)
+        for route in routes:
+            try:
+                rows.append((await footprint(route, args.footprint)).fields(None))
+            except (OSError, RuntimeError, asyncio.TimeoutError) as exc:
+                print(f"footprint {route.name}: not measured ({exc!r})", file=sys.stderr)
     if args.open:
         print("open …", file=sys.stderr, flush=True)
         for route in routes:
@@ -579,20 +694,31 @@ COLUMNS = [
 ]
 
 
-def report(rows: list[dict[str, Any]], load: tuple[str, str], as_json: bool) -> None:
+#: The phases whose rows have columns of their own.
+EXTRA_COLUMNS = {
+    "footprint": ("pages_per_event", "footprint_cpu_us_per_event"),
+    "open": ("open_streams", "rss_idle_mb", "rss_above_idle_mb", "kb_per_stream"),
+}
+
+
+def report(
+    rows: list[dict[str, Any]], load: tuple[str, str], pages: tuple[float, float], as_json: bool
+) -> None:
     if as_json:
-        print(json.dumps({"load_average": load, "rows": rows}, indent=2))
+        print(json.dumps({"load_average": load, "page_cost_us": pages, "rows": rows}, indent=2))
         return
     print(f"load average before / after: {load[0]} / {load[1]} (2 cores shared)")
+    print(
+        f"a page touched again after one pace idle: {pages[0]:.2f} µs of CPU "
+        f"({pages[1]:.2f} µs without the pause)"
+    )
     print(f"{'phase':14}{'route':34}" + "".join(f"{c[:16]:>17}" for c in COLUMNS))
     for row in rows:
-        if row["phase"] == "open":
-            extra = {
-                k: row[k]
-                for k in ("open_streams", "rss_idle_mb", "rss_above_idle_mb", "kb_per_stream")
-            }
+        if row["phase"] in EXTRA_COLUMNS:
+            extra = {k: row[k] for k in EXTRA_COLUMNS[row["phase"]]}
             print(
-                f"{'open':14}{row['route']:34}  " + "  ".join(f"{k} {v}" for k, v in extra.items())
+                f"{row['phase']:14}{row['route']:34}  "
+                + "  ".join(f"{k} {v}" for k, v in extra.items())
             )
             continue
         cells = ("-" if row[c] is None else str(row[c]) for c in COLUMNS)
@@ -610,6 +736,9 @@ def main() -> None:
     )
     p.add_argument("--requests", type=int, default=200, help="unpaced streams at once (bulk)")
     p.add_argument("--open", type=int, default=1000, help="streams held open (0: skip)")
+    p.add_argument(
+        "--footprint", type=int, default=30, help="paced events whose pages are counted (0: skip)"
+    )
     p.add_argument("--pace", type=float, default=0.02, help="seconds between paced events")
     p.add_argument("--before", help="a git ref whose gateway runs beside this one")
     p.add_argument("--litellm", help="the litellm command of an environment with litellm[proxy]")
@@ -625,6 +754,7 @@ def main() -> None:
     up_port = free_port()
     upstream = f"http://127.0.0.1:{up_port}"
     load_before = Path("/proc/loadavg").read_text().split()[0]
+    pages = page_cost(args.pace)
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         serve = [
             sys.executable,
@@ -641,7 +771,7 @@ def main() -> None:
         direct = Route("upstream", "direct", upstream + "/v1/chat/completions", {})
         rows = asyncio.run(phases(args, direct, routes))
     load = (load_before, Path("/proc/loadavg").read_text().split()[0])
-    report(rows, load, args.json)
+    report(rows, load, pages, args.json)
 
 
 if __name__ == "__main__":

@@ -64,3 +64,43 @@ def test_the_minimal_normalizer_reads_the_text_the_stream_carries(api: str, name
     assert wl.expect is not None
     run = peers.Minimal().prepare(api)
     assert run(wl.bodies[0], wl.chunks[0]) == "".join(wl.expect.text)
+
+
+gateway_bench = _load("gateway")
+
+_TOUCHER = """
+import sys
+buf = bytearray(8000 * 4096)
+for i in range(0, len(buf), 4096):
+    buf[i] = 1
+print("ready", flush=True)
+n = int(sys.stdin.readline())
+for i in range(0, n * 4096, 4096):
+    buf[i] = 2
+print("done", flush=True)
+sys.stdin.readline()
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_footprint_counts_the_pages_a_process_touches_after_the_clear() -> None:
+    import subprocess
+
+    child = subprocess.Popen(
+        [sys.executable, "-c", _TOUCHER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdin is not None and child.stdout is not None
+    try:
+        assert child.stdout.readline() == "ready\n"
+        gateway_bench.clear_referenced(child.pid)
+        idle = gateway_bench.referenced_pages(child.pid)
+        child.stdin.write("6000\n")
+        child.stdin.flush()
+        assert child.stdout.readline() == "done\n"
+        touched = gateway_bench.referenced_pages(child.pid)
+    finally:
+        child.kill()
+        child.wait()
+    # 6,000 pages of the buffer, plus what the interpreter touched on its way.
+    assert idle < 1000
+    assert 6000 <= touched < 6000 + 2000

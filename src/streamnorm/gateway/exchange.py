@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import (
-    AsyncGenerator,
-    AsyncIterator,
     Awaitable,
     Callable,
     Coroutine,
@@ -134,14 +132,6 @@ class Exchange:
         """Count ``n`` more buffered bytes against the worker's budget (503 beyond it)."""
         self._budget.take(n)
         self._held += n
-
-    async def metered(self, chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
-        """``chunks``, each counted against the worker's budget as it comes
-        (an answer's bytes are held until the exchange ends: a relay's
-        message holds what it has read)."""
-        async for chunk in chunks:
-            self.hold(len(chunk))
-            yield chunk
 
     def release(self) -> None:
         """Give back everything this exchange held, and stop watching the client."""

@@ -90,7 +90,7 @@ class Proxy:
         # echoes its key (in an error event, a 200 error body) shows ***.
         secrets = self._config.secrets()
         redactor = Redactor(secrets)
-        rest = _within(ex.metered(opened.rest), self._config.max_stream_seconds)
+        rest = _guarded(ex, opened.rest, self._config.max_stream_seconds)
         if call.stream:
             relay, content_type = _relay(
                 call,
@@ -312,15 +312,23 @@ async def _pump(
     the stream go out with the response's end, in one write."""
     (opened, rest), (content_type, redactor) = reading, head
     ex.hold(len(opened.first))
-    out = relay.feed(opened.first)
-    finish = await _finish_once(relay, finish)
+    out = redactor.feed(relay.feed(opened.first))
     await ex.start(200, _header(content_type, redactor), {"cache-control": "no-cache"})
     try:
-        out = await _send_open(ex, relay, redactor.feed(out))
-        async for chunk in _until_closed(relay, rest):
-            data = relay.feed(chunk)
-            finish = await _finish_once(relay, finish)
-            out = await _send_open(ex, relay, redactor.feed(data))
+        # One pass per upstream read, whose only await is the write: at a
+        # model's pace each pass is a wakeup's work. The bytes that end the
+        # stream are kept, to go out with the response's end.
+        if not relay.closed:
+            if out:
+                await ex.write(out)
+            out = b""
+            async for chunk in rest:
+                data = redactor.feed(relay.feed(chunk))
+                if relay.closed:
+                    out = data
+                    break
+                if data:
+                    await ex.write(data)
         tail = out + redactor.feed(relay.close())
         finish = await _finish_once(relay, finish)
     except UpstreamBroke as exc:
@@ -332,38 +340,23 @@ async def _pump(
     await ex.write(tail + redactor.close(), more=False)
 
 
-async def _send_open(ex: Exchange, relay: Relay, data: bytes) -> bytes:
-    """Send ``data`` while the stream is open; once the relay has read its
-    end, return it instead, to go out with the response's end."""
-    if relay.closed:
-        return data
-    if data:
-        await ex.write(data)
-    return b""
-
-
-async def _within(chunks: AsyncIterator[bytes], seconds: float) -> AsyncIterator[bytes]:
-    """``chunks`` until ``seconds`` have passed since the first was asked
-    for, then ``GatewayError(504)``. Checked as each chunk arrives: an
-    upstream that goes silent meanwhile is ended by its own ``timeout``."""
+async def _guarded(
+    ex: Exchange, chunks: AsyncIterator[bytes], seconds: float
+) -> AsyncIterator[bytes]:
+    """``chunks``, each counted against the worker's bytes in flight as it
+    comes (``Exchange.hold``: an answer's bytes are held until the exchange
+    ends), until ``seconds`` have passed since the first was asked for, then
+    ``GatewayError(504)``. Checked as each chunk arrives: an upstream that
+    goes silent meanwhile is ended by its own ``timeout``."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
     async for chunk in chunks:
+        ex.hold(len(chunk))
         if loop.time() > deadline:
             raise GatewayError(
                 504, f"the upstream answer took longer than max_stream_seconds ({seconds:g} s)"
             )
         yield chunk
-
-
-async def _until_closed(relay: Relay, chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    """``chunks`` until the relay has read the stream's end."""
-    if relay.closed:
-        return
-    async for chunk in chunks:
-        yield chunk
-        if relay.closed:
-            return
 
 
 async def _finish_once(relay: Relay, finish: Finish | None) -> Finish | None:
