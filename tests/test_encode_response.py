@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import typing
 from pathlib import Path
 from typing import Any
 from unittest.mock import ANY
@@ -17,7 +18,16 @@ from streamnorm import Error, StopReason, TextBlock, ThinkingBlock, ToolCallBloc
 from streamnorm.envelope import unwrap
 
 from .encode_oracles import STOP, arguments, expected
-from .support import APIS, api_of, fixture_id, fixture_paths, needs_fixtures, run_bytes, terminal
+from .support import (
+    APIS,
+    FIXTURES,
+    api_of,
+    fixture_id,
+    fixture_paths,
+    needs_fixtures,
+    run_bytes,
+    terminal,
+)
 
 anthropic_types = pytest.importorskip("anthropic.types")
 chat_types = pytest.importorskip("openai.types.chat")
@@ -82,8 +92,44 @@ def _chat(body: dict[str, Any]) -> tuple[str, str, list[Any], Any, tuple[int, ..
     return text, thinking, calls, c.choices[0].finish_reason, usage
 
 
+def _sdk_error_codes() -> frozenset[str]:
+    """The codes the SDK's ``ResponseError.code`` lists."""
+    annotation = responses_types.ResponseError.model_fields["code"].annotation
+    return frozenset(typing.get_args(annotation))
+
+
+def _listed_error_code(body: dict[str, Any]) -> dict[str, Any]:
+    """``body``, a code the SDK does not list in its ``error`` replaced by one
+    it does. OpenAI's own failed responses carry such codes
+    (``insufficient_quota``: test_openai_sends_error_codes_the_sdk_does_not_list),
+    and so does a body of the same api that keeps its code."""
+    error = body.get("error")
+    if not error or error["code"] in _sdk_error_codes():
+        return body
+    read = responses_types.Response.construct(**body).error  # what the SDK's client reads
+    assert read is not None and read.code == error["code"]
+    return {**body, "error": {**error, "code": "server_error"}}
+
+
+@needs_fixtures
+def test_openai_sends_error_codes_the_sdk_does_not_list() -> None:
+    """The SDK's ``Response`` refuses OpenAI's own recorded failed response:
+    its ``error.code`` is ``insufficient_quota``, which the SDK's literal lacks."""
+    data = (FIXTURES / "openai-responses" / "error-response-failed.sse").read_text()
+    failed = next(
+        json.loads(line[6:])
+        for line in data.splitlines()
+        if line.startswith("data: ") and '"response.failed"' in line
+    )
+    response = failed["response"]
+    assert response["error"]["code"] == "insufficient_quota"
+    with pytest.raises(pydantic.ValidationError, match=r"error\.code"):
+        responses_types.Response.model_validate(response)
+    responses_types.Response.model_validate(_listed_error_code(response))
+
+
 def _responses(body: dict[str, Any]) -> tuple[str, str, list[Any], Any, tuple[int, ...]]:
-    r = _validate(responses_types.Response, body, "output", OWN_ITEMS)
+    r = _validate(responses_types.Response, _listed_error_code(body), "output", OWN_ITEMS)
     text = thinking = ""
     calls = []
     for item in r.output:

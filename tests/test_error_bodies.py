@@ -12,7 +12,15 @@ from typing import Any
 import httpx
 import pytest
 
-from streamnorm import Error, Event, decode_response, event_from_dict, message_from_dict, normalize
+from streamnorm import (
+    Error,
+    Event,
+    decode_response,
+    encode_response,
+    event_from_dict,
+    message_from_dict,
+    normalize,
+)
 from streamnorm.codec import response_events
 from streamnorm.integrations import httpx as sn_httpx
 
@@ -313,3 +321,22 @@ def test_the_docs_list_every_category() -> None:
     text = (Path(__file__).resolve().parents[1] / "docs" / "events.md").read_text()
     missing = [c for c in CATEGORIES if f"`{c}`" not in text]
     assert missing == []
+
+
+@needs_fixtures
+@pytest.mark.parametrize(("api", "stem"), list(BODIES), ids=[s for _, s in BODIES])
+def test_a_whole_responses_body_carries_the_error_code(api: str, stem: str) -> None:
+    """A failed Responses body says what failed: the same api's own code,
+    another's the code of its class (a rate limit, else a server error)."""
+    _, code, _, category = BODIES[api, stem]
+    body = encode_response(decode_response(_body(api, stem), api), "openai-responses")
+    assert body["status"] == "failed"
+    expected = (
+        code
+        if api == "openai-responses"
+        else "rate_limit_exceeded"
+        if category == "rate_limit"
+        else "server_error"
+    )
+    assert body["error"]["code"] == expected
+    assert decode_response(json.dumps(body).encode(), "openai-responses").error_code == expected

@@ -59,6 +59,12 @@ ERROR_CODES = {
 }
 
 
+def error_code(code: str | None, reason: str, *, same: bool) -> str:
+    """The ``error.code`` of a failed response: the same issuer's own code,
+    another's (or none) the error class's."""
+    return code if same and code else ERROR_CODES[error_class(code, reason)]
+
+
 def wire_usage(usage: Usage) -> dict[str, Any]:
     """Canonical usage as Responses counts it (encoding.md §7)."""
     return {
@@ -219,7 +225,9 @@ def response_body(
     if message is not None:
         if message.stop_reason in (StopReason.ERROR, StopReason.ABORTED):
             body["status"] = "failed"
-            body["error"] = {"code": "server_error", "message": message.error or "error"}
+            text = message.error or "error"
+            code = error_code(message.error_code, text, same=message.api == API)
+            body["error"] = {"code": code, "message": text}
         else:
             status, reason = status_of(message)
             body["status"] = status
@@ -509,10 +517,7 @@ class ResponsesEncoder(WireEncoder):
         ``error`` (the event's own ``type`` is ``error``); else they are at the
         top level, as the API reference writes them."""
         same = self.same_issuer(event.message)
-        if same and event.code:
-            code = event.code
-        else:
-            code = ERROR_CODES[error_class(event.code, event.reason)]
+        code = error_code(event.code, event.reason, same=same)
         error: dict[str, Any] = {"code": code, "message": event.reason, "param": None}
         if same and event.error_type:
             error = {"error": {"type": event.error_type, **error}}
