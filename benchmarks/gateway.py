@@ -157,15 +157,20 @@ def runtime_seconds(pid: int) -> float:
     return total / 1e9
 
 
-def rss_kb(pid: int) -> int:
-    """Resident memory of ``pid`` and its live children (KB), from /proc."""
+def _summed_kb(pid: int, file: str, field: str) -> int:
+    """A kB ``field`` of ``/proc/PID/file``, summed over ``pid`` and its live children."""
     total = 0
     for p in _tree(pid):
         with contextlib.suppress(OSError):
-            for line in Path(f"/proc/{p}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
+            for line in Path(f"/proc/{p}/{file}").read_text().splitlines():
+                if line.startswith(field):
                     total += int(line.split()[1])
     return total
+
+
+def rss_kb(pid: int) -> int:
+    """Resident memory of ``pid`` and its live children (KB), from /proc."""
+    return _summed_kb(pid, "status", "VmRSS:")
 
 
 #: Pages touched again after an idle pause are dear on some virtual machines
@@ -206,13 +211,7 @@ def clear_referenced(pid: int) -> None:
 
 def referenced_pages(pid: int) -> int:
     """Pages of ``pid`` and its live children referenced since their bits were cleared."""
-    kb = 0
-    for p in _tree(pid):
-        with contextlib.suppress(OSError):
-            for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
-                if line.startswith("Referenced:"):
-                    kb += int(line.split()[1])
-    return kb * 1024 // os.sysconf("SC_PAGE_SIZE")
+    return _summed_kb(pid, "smaps_rollup", "Referenced:") * 1024 // os.sysconf("SC_PAGE_SIZE")
 
 
 def _answers(url: str) -> bool:
