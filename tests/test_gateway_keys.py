@@ -248,12 +248,17 @@ def upstream(fake: FakeUpstream) -> Iterator[str]:
         yield up.url
 
 
+@contextlib.contextmanager
+def ledger_gateway(upstream: str, tmp_path: Path) -> Iterator[tuple[Ledger, ServerThread]]:
+    """A gateway whose store and ledger are a SQLite file under ``tmp_path``."""
+    with running_gateway(upstream, store=str(tmp_path / "gw.sqlite3"), ledger=True) as (app, gw):
+        assert app.accounts.ledger is not None
+        yield app.accounts.ledger, gw
+
+
 @needs_fixtures
 def test_scoped_keys_env_keys_models_and_revocation(upstream: str, tmp_path: Path) -> None:
-    store = str(tmp_path / "gw.sqlite3")
-    with running_gateway(upstream, store=store, ledger=True) as (app, gw):
-        ledger = app.accounts.ledger
-        assert ledger is not None
+    with ledger_gateway(upstream, tmp_path) as (ledger, gw):
         secret, key = ledger.create_key(models=["named.*"])
         for api in CLIENT_APIS:
             assert call(gw.url, api, WHOLE, secret).status_code == 200
@@ -269,14 +274,12 @@ def test_scoped_keys_env_keys_models_and_revocation(upstream: str, tmp_path: Pat
 
 @needs_fixtures
 def test_requests_the_gateway_refused_itself_do_not_count(upstream: str, tmp_path: Path) -> None:
-    store = str(tmp_path / "gw.sqlite3")
-    with running_gateway(upstream, store=store, ledger=True) as (app, gw):
-        assert app.accounts.ledger is not None
-        secret, _ = app.accounts.ledger.create_key(models=["named.*"], rpm=2)
+    with ledger_gateway(upstream, tmp_path) as (ledger, gw):
+        secret, _ = ledger.create_key(models=["named.*"], rpm=2)
         denied = [call(gw.url, "openai-completions", "other.model", secret) for _ in range(3)]
         assert [d.status_code for d in denied] == [403] * 3
         for answer in denied:
-            _wait_for_row(app.accounts.ledger, answer.headers["x-request-id"])
+            _wait_for_row(ledger, answer.headers["x-request-id"])
         answers = [call(gw.url, "openai-completions", WHOLE, secret) for _ in range(3)]
         assert [a.status_code for a in answers] == [200, 200, 429]
 
@@ -284,19 +287,17 @@ def test_requests_the_gateway_refused_itself_do_not_count(upstream: str, tmp_pat
 @needs_fixtures
 @pytest.mark.parametrize("api", CLIENT_APIS)
 def test_a_budget_stops_requests_once_spent(upstream: str, tmp_path: Path, api: str) -> None:
-    store = str(tmp_path / "gw.sqlite3")
-    with running_gateway(upstream, store=store, ledger=True) as (app, gw):
-        assert app.accounts.ledger is not None
-        secret, key = app.accounts.ledger.create_key(budget=Budget(1e-9, "day"))
+    with ledger_gateway(upstream, tmp_path) as (ledger, gw):
+        secret, key = ledger.create_key(budget=Budget(1e-9, "day"))
         first = call(gw.url, api, WHOLE, secret)
         assert first.status_code == 200
-        _wait_for_row(app.accounts.ledger, first.headers["x-request-id"])
+        _wait_for_row(ledger, first.headers["x-request-id"])
         refused = call(gw.url, api, WHOLE, secret)
         status, kind = OVER_BUDGET[api]
         assert refused.status_code == status, refused.text
         assert error_kind(api, refused.json()) == kind
         assert 0 < int(refused.headers["retry-after"]) <= 86400
-        spent = app.accounts.ledger.usage("key")
+        spent = ledger.usage("key")
         assert [(r["key"], r["requests"], r["refused"]) for r in spent] == [(key.label, 2, 1)]
         assert spent[0]["cost_usd"] > 1e-9
 
@@ -475,10 +476,7 @@ def test_usage_counts_the_requests_that_failed_after_their_200(ledger: Ledger) -
 
 @needs_fixtures
 def test_a_stream_that_breaks_after_its_200_is_a_failed_row(upstream: str, tmp_path: Path) -> None:
-    store = str(tmp_path / "gw.sqlite3")
-    with running_gateway(upstream, store=store, ledger=True) as (app, gw):
-        ledger = app.accounts.ledger
-        assert ledger is not None
+    with ledger_gateway(upstream, tmp_path) as (ledger, gw):
         model = "openai-completions.openrouter-midstream-error"
         answer = call(gw.url, "openai-completions", model, GATEWAY_KEY, stream=True)
         assert answer.status_code == 200
@@ -490,10 +488,8 @@ def test_a_stream_that_breaks_after_its_200_is_a_failed_row(upstream: str, tmp_p
 
 @needs_fixtures
 def test_a_scoped_key_lists_only_the_models_it_may_use(upstream: str, tmp_path: Path) -> None:
-    store = str(tmp_path / "gw.sqlite3")
-    with running_gateway(upstream, store=store, ledger=True) as (app, gw):
-        assert app.accounts.ledger is not None
-        secret, _ = app.accounts.ledger.create_key(models=["named.c*", "named.g*"])
+    with ledger_gateway(upstream, tmp_path) as (ledger, gw):
+        secret, _ = ledger.create_key(models=["named.c*", "named.g*"])
 
         def listed(key: str) -> set[str]:
             got = httpx.get(gw.url + "/v1/models", headers={"authorization": f"Bearer {key}"})

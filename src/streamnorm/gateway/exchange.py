@@ -10,13 +10,7 @@ whole of its server interface.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import (
-    Awaitable,
-    Callable,
-    Coroutine,
-    MutableMapping,
-    Sequence,
-)
+from collections.abc import Awaitable, Callable, Coroutine, MutableMapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 

@@ -121,10 +121,11 @@ TICK_SECONDS = 1.0
 class QuietServer(uvicorn.Server):
     """uvicorn's server, woken once a second instead of ten times.
 
-    Each wakeup of an idle process costs CPU (0.2–0.5 ms on a virtual
-    machine where a process is woken from idle), and uvicorn's ten a second
-    are a share of every short stream's cost: a 12-event answer at a
-    model's pace woke the worker about 15 times, 2.5 of them for the tick.
+    Each wakeup of an idle process costs CPU (on a virtual machine whose
+    host takes back an idle guest's pages, every page it touches again:
+    docs/gateway.md), and uvicorn's ten a second are a share of every short
+    stream's cost: a 12-event answer at a model's pace woke the worker about
+    15 times, 2.5 of them for the tick.
     ``Date`` stays exact to the second: uvicorn refreshes it once a second.
     """
 
