@@ -18,7 +18,12 @@ One run, every server on 127.0.0.1 in a process of its own:
   DIR/node_modules/@portkey-ai/gateway/build/start-server.js"``, the preload
   working around Portkey 1.15.2's ``TypeError: immutable``) in front of the
   same upstream, when given; the run says when they are absent. Portkey has
-  no Messages → Chat route: its same-API route only.
+  no Messages → Chat route: its same-API route only;
+* two floors, each a process of its own on the same event loop as the
+  gateway: ``floor/relay``, the client's bytes to the upstream and back with
+  no HTTP read at all (two ``asyncio.Protocol`` objects per connection), and
+  ``floor/asgi``, uvicorn with an aiohttp client forwarding each upstream
+  read unchanged: the frameworks the gateway runs on, doing nothing else.
 
 Every proxy serves a same-API route (Chat client → Chat upstream: bytes
 forwarded, normalized on the side) and a cross-API route (Anthropic Messages
@@ -73,7 +78,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 REPO = Path(__file__).resolve().parents[1]
@@ -118,6 +123,98 @@ def serve_upstream(port: int, pace: float) -> None:
     )
 
 
+class _Upstream(asyncio.Protocol):
+    """The floor relay's upstream side: every read goes to the client as it is."""
+
+    def __init__(self, client: asyncio.Transport) -> None:
+        self.client = client
+
+    def data_received(self, data: bytes) -> None:
+        self.client.write(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.client.close()
+
+
+class _Client(asyncio.Protocol):
+    """The floor relay's client side: one upstream connection per client connection."""
+
+    def __init__(self, upstream: int) -> None:
+        self.port = upstream
+        self.upstream: asyncio.Transport | None = None
+        self.early: list[bytes] = []
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)
+        self.opening = asyncio.get_running_loop().create_task(self.open())
+
+    async def open(self) -> None:
+        loop = asyncio.get_running_loop()
+        up, _ = await loop.create_connection(
+            lambda: _Upstream(self.transport), "127.0.0.1", self.port
+        )
+        up.write(b"".join(self.early))
+        self.upstream = up
+
+    def data_received(self, data: bytes) -> None:
+        if self.upstream is None:
+            self.early.append(data)
+        else:
+            self.upstream.write(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.upstream is not None:
+            self.upstream.close()
+
+
+def serve_floor_relay(port: int, upstream: int) -> None:
+    """The byte relay floor (``--serve-floor relay``), on uvloop when installed."""
+
+    async def serve() -> None:
+        loop = asyncio.get_running_loop()
+        server = await loop.create_server(lambda: _Client(upstream), "127.0.0.1", port)
+        await server.serve_forever()
+
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(serve())
+    else:
+        uvloop.run(serve())
+
+
+def serve_floor_asgi(port: int, upstream: int) -> None:
+    """The frameworks' floor (``--serve-floor asgi``): uvicorn, and aiohttp to
+    the upstream, each upstream read sent on unchanged."""
+    import aiohttp
+    import uvicorn
+
+    sessions: list[aiohttp.ClientSession] = []
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body, more = body + message.get("body", b""), message.get("more_body", False)
+        if not sessions:
+            sessions.append(aiohttp.ClientSession())
+        url = f"http://127.0.0.1:{upstream}{scope['path']}"
+        async with sessions[0].post(url, data=body) as answer:
+            kind = answer.headers.get("content-type", "application/json")
+            head = [(b"content-type", kind.encode())]
+            await send({"type": "http.response.start", "status": answer.status, "headers": head})
+            async for chunk in answer.content.iter_any():
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+
+
 def upstream_events(model: str) -> int:
     """The SSE events the upstream sends for ``model``."""
     from tests.gateway_support import fixture_reply
@@ -134,27 +231,17 @@ def _tree(pid: int) -> list[int]:
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU of ``pid`` and its live children, from /proc."""
+    """CPU (user + system) of ``pid`` and its live children to the nanosecond:
+    each process's CPU-time clock (``clock_gettime`` on the clock id Linux
+    derives from a pid), which counts its ended threads too. /proc's
+    ``utime``/``stime`` count 10 ms ticks: too coarse for a few hundred
+    short requests, and sampled, so a paced process can be over- or
+    under-charged."""
     total = 0.0
-    tick = os.sysconf("SC_CLK_TCK")
     for p in _tree(pid):
         with contextlib.suppress(OSError):
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick
+            total += time.clock_gettime(((~p) << 3) | 2)  # CPUCLOCK_SCHED of the whole process
     return total
-
-
-def runtime_seconds(pid: int) -> float:
-    """CPU of the live threads of ``pid`` and its live children, to the
-    nanosecond (/proc/PID/task/TID/schedstat): for spans shorter than the
-    10 ms of :func:`cpu_seconds`."""
-    total = 0
-    for p in _tree(pid):
-        with contextlib.suppress(OSError):
-            for task in Path(f"/proc/{p}/task").iterdir():
-                with contextlib.suppress(OSError):
-                    total += int((task / "schedstat").read_text().split()[0])
-    return total / 1e9
 
 
 def _summed_kb(pid: int, file: str, field: str) -> int:
@@ -482,11 +569,11 @@ async def footprint(route: Route, samples: int) -> Row:
             head += chunk
         for _ in range(samples):
             clear_referenced(route.pid)
-            cpu0 = runtime_seconds(route.pid)
+            cpu0 = cpu_seconds(route.pid)
             if not await asyncio.wait_for(reader.read(65536), REQUEST_TIMEOUT):
                 break
             pages.append(referenced_pages(route.pid))
-            cpu.append(runtime_seconds(route.pid) - cpu0)
+            cpu.append(cpu_seconds(route.pid) - cpu0)
     finally:
         writer.close()
     extra = {
@@ -561,6 +648,19 @@ def start_gateways(
         base = f"http://127.0.0.1:{port}"
         pid = stack.enter_context(process(command, base + "/healthz", env))
         routes += routes_for(name, base, pid, "none")
+    return routes
+
+
+def start_floors(stack: contextlib.ExitStack, upstream: int) -> list[Route]:
+    """The two floors' same-API routes (the relay's health check is the
+    upstream's, answered through it)."""
+    routes = []
+    for kind in ("relay", "asgi"):
+        port = free_port()
+        command = [sys.executable, __file__, "--serve-floor", kind, str(port), str(upstream)]
+        base = f"http://127.0.0.1:{port}"
+        pid = stack.enter_context(process(command, base + "/"))
+        routes.append(routes_for(f"floor/{kind}", base, pid, "none")[0])
     return routes
 
 
@@ -643,7 +743,7 @@ async def phases(
     await phase("low paced", "short", sequential("short", args.sequential), routes)
     await phase("low unpaced", "fast", sequential("fast", args.sequential), routes)
     for level in args.sweep:
-        # Enough streams at each level for the CPU clock (10 ms ticks) to resolve.
+        # Enough streams at each level for the figure to settle.
         waves = max(1, args.sweep_streams // level)
         await phase(f"sweep {level}", "paced", wave("paced", level, waves), routes)
     await phase("bulk unpaced", "fast", wave("fast", args.requests), routes)
@@ -744,9 +844,14 @@ def main() -> None:
     p.add_argument("--portkey", help='the command that starts Portkey\'s gateway ("npx …")')
     p.add_argument("--json", action="store_true")
     p.add_argument("--serve-upstream", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--serve-floor", nargs=3, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.serve_upstream:
         serve_upstream(args.serve_upstream, args.pace)
+        return
+    if args.serve_floor:
+        kind, port, up = args.serve_floor
+        (serve_floor_relay if kind == "relay" else serve_floor_asgi)(int(port), int(up))
         return
     args.sweep = [int(level) for level in args.sweep.split(",") if level]
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
@@ -764,7 +869,8 @@ def main() -> None:
             str(args.pace),
         ]
         stack.enter_context(process(serve, upstream + "/", env))
-        routes = start_gateways(stack, Path(tmp), upstream, args.before)
+        routes = start_floors(stack, up_port)
+        routes += start_gateways(stack, Path(tmp), upstream, args.before)
         routes += start_litellm(stack, Path(tmp), upstream, args.litellm)
         routes += start_portkey(stack, upstream, args.portkey)
         direct = Route("upstream", "direct", upstream + "/v1/chat/completions", {})

@@ -104,3 +104,34 @@ def test_footprint_counts_the_pages_a_process_touches_after_the_clear() -> None:
     # 6,000 pages of the buffer, plus what the interpreter touched on its way.
     assert idle < 1000
     assert 6000 <= touched < 6000 + 2000
+
+
+_BURNER = """
+import threading, time
+def burn():
+    end = time.thread_time() + 0.2
+    while time.thread_time() < end:
+        pass
+worker = threading.Thread(target=burn)
+worker.start()
+worker.join()
+print("done", flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux clock id")
+def test_cpu_seconds_counts_a_thread_that_has_ended() -> None:
+    """A proxy's CPU includes its ended threads' (a resolver's, say), to the
+    nanosecond: a sum over live threads would read nearly 0 here."""
+    import subprocess
+
+    child = subprocess.Popen([sys.executable, "-c", _BURNER], stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    try:
+        assert child.stdout.readline() == "done\n"
+        spent = gateway_bench.cpu_seconds(child.pid)
+    finally:
+        child.kill()
+        child.wait()
+    assert 0.2 <= spent < 5.0
