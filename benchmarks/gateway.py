@@ -202,7 +202,7 @@ def serve_floor_asgi(port: int, upstream: int) -> None:
             message = await receive()
             body, more = body + message.get("body", b""), message.get("more_body", False)
         if not sessions:
-            sessions.append(aiohttp.ClientSession())
+            sessions.append(aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)))
         url = f"http://127.0.0.1:{upstream}{scope['path']}"
         async with sessions[0].post(url, data=body) as answer:
             kind = answer.headers.get("content-type", "application/json")

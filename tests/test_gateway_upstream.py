@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gzip
+import socket
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
@@ -150,6 +152,56 @@ async def test_a_whole_answer_in_the_socket_comes_in_a_few_reads() -> None:
             await clients.aclose()
     assert b"".join(items) == b"".join(parts)
     assert len(parts) > 200 and len(items) <= 4
+
+
+def paced_server(parts: list[bytes], pause: float) -> tuple[str, threading.Thread]:
+    """A server in a thread of its own (its waits are no timers of the test's
+    loop) that answers one request with ``parts``, one chunk every ``pause``
+    seconds."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        with listener, listener.accept()[0] as conn:
+            conn.settimeout(5)
+            request = b""
+            while b"\r\n\r\n" not in request:
+                request += conn.recv(65536)
+            conn.sendall(chunked([])[: -len(b"0\r\n\r\n")])
+            for part in parts:
+                time.sleep(pause)
+                conn.sendall(b"%x\r\n%s\r\n" % (len(part), part))
+            conn.sendall(b"0\r\n\r\n")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return f"http://127.0.0.1:{listener.getsockname()[1]}", thread
+
+
+async def test_a_paced_body_arms_no_timer_per_read() -> None:
+    """A body read event by event re-arms no timer per read: the idle timeout
+    is one timer per stream (each timer set and cancelled is CPU at every
+    event of every stream)."""
+    parts = events()[:30]
+    url, thread = paced_server(parts, 0.005)
+    loop = asyncio.get_running_loop()
+    timers: list[object] = []
+    call_at = loop.call_at
+
+    def counted(when: float, callback: Any, *args: Any, **kw: Any) -> asyncio.TimerHandle:
+        timers.append(callback)
+        return call_at(when, callback, *args, **kw)
+
+    clients = Clients()
+    loop.call_at = counted  # type: ignore[method-assign,assignment]
+    try:
+        items = await read_all(clients, upstream(url))
+    finally:
+        del loop.call_at
+        await clients.aclose()
+        thread.join(5)
+    assert b"".join(items) == b"".join(parts)
+    assert len(items) >= 10  # read event by event, or the count says nothing
+    assert len(timers) <= 6, timers
 
 
 async def test_idle_connections_are_closed_on_a_timer_without_another_request() -> None:

@@ -321,6 +321,12 @@ class AiohttpClient:
         """Everything the socket holds at each read; :class:`UpstreamTimeout`
         after ``idle`` seconds of waiting for bytes."""
         reader = response.content
+        # Once the headers are in, the idle timeout is the watch's alone:
+        # aiohttp's ``sock_read`` would cancel a timer and set a new one at
+        # every read (the next request on the connection sets it again).
+        protocol = response.connection.protocol if response.connection else None
+        if protocol is not None:
+            protocol.read_timeout = None
         watch = _IdleWatch(reader, idle)
         try:
             while True:
@@ -366,9 +372,9 @@ class _AiohttpResponse:
 
 
 class _IdleWatch:
-    """Ends a body read that has waited ``seconds`` for bytes: aiohttp's
-    ``sock_read`` timer is not armed for every wait (not for a malformed
-    chunk header once the body started). One timer per stream, re-armed only
+    """Ends a body read that has waited ``seconds`` for bytes: a body's one
+    idle timer (aiohttp's ``sock_read`` covers the headers only, ``_body``
+    says why). One timer per stream, re-armed only
     when it falls due, so a read costs two clock reads; time the consumer
     spends elsewhere (writing to a slow client) does not count."""
 
