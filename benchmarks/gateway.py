@@ -184,10 +184,13 @@ def serve_floor_relay(port: int, upstream: int) -> None:
 
 
 def serve_floor_asgi(port: int, upstream: int) -> None:
-    """The frameworks' floor (``--serve-floor asgi``): uvicorn, and aiohttp to
-    the upstream, each upstream read sent on unchanged."""
+    """The frameworks' floor (``--serve-floor asgi``): uvicorn, woken as
+    rarely as the gateway's (``QuietServer``), and aiohttp to the upstream,
+    each upstream read sent on unchanged."""
     import aiohttp
     import uvicorn
+
+    from streamnorm.gateway.serve import QuietServer
 
     sessions: list[aiohttp.ClientSession] = []
 
@@ -212,7 +215,8 @@ def serve_floor_asgi(port: int, upstream: int) -> None:
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b""})
 
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+    QuietServer(config).run()
 
 
 def upstream_events(model: str) -> int:
@@ -651,7 +655,7 @@ def start_gateways(
     return routes
 
 
-def start_floors(stack: contextlib.ExitStack, upstream: int) -> list[Route]:
+def start_floors(stack: contextlib.ExitStack, upstream: int, env: dict[str, str]) -> list[Route]:
     """The two floors' same-API routes (the relay's health check is the
     upstream's, answered through it)."""
     routes = []
@@ -659,7 +663,7 @@ def start_floors(stack: contextlib.ExitStack, upstream: int) -> list[Route]:
         port = free_port()
         command = [sys.executable, __file__, "--serve-floor", kind, str(port), str(upstream)]
         base = f"http://127.0.0.1:{port}"
-        pid = stack.enter_context(process(command, base + "/"))
+        pid = stack.enter_context(process(command, base + "/", env))
         routes.append(routes_for(f"floor/{kind}", base, pid, "none")[0])
     return routes
 
@@ -869,7 +873,7 @@ def main() -> None:
             str(args.pace),
         ]
         stack.enter_context(process(serve, upstream + "/", env))
-        routes = start_floors(stack, up_port)
+        routes = start_floors(stack, up_port, env)
         routes += start_gateways(stack, Path(tmp), upstream, args.before)
         routes += start_litellm(stack, Path(tmp), upstream, args.litellm)
         routes += start_portkey(stack, upstream, args.portkey)
