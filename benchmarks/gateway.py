@@ -46,8 +46,9 @@ directly is the reference. Phases:
    gateway's resident memory above idle, in all and per stream (the
    same-API route of each streamnorm gateway).
 
-CPU is the proxy process's own user + system time from /proc (Linux only),
-not wall time: on a shared machine it is the steadier figure; the run prints
+CPU is the proxy process's own user + system time, read to the nanosecond
+from its CPU-time clock (Linux only), not wall time: on a shared machine it
+is the steadier figure; the run prints
 the load average before and after as the measure of its noise, and what
 this machine charges for a page touched again after one pace of idleness
 (a process of its own), which is what the CPU of paced events follows on a

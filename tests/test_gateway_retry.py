@@ -56,6 +56,26 @@ def test_the_delay_is_jittered_backoff_never_shorter_than_retry_after() -> None:
     assert Tries(up("b"), health=Health()).delay(busy) is None  # retries default to 0
 
 
+def test_a_request_seeds_no_generator_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The jitter of every request comes from one generator seeded once:
+    seeding one per request reads OS entropy each time."""
+    seeded: list[object] = []
+
+    class Counted(random.Random):
+        def seed(self, *args: Any, **kw: Any) -> None:
+            seeded.append(args)
+            super().seed(*args, **kw)
+
+    monkeypatch.setattr(random, "Random", Counted)
+    busy = GatewayError(503, "busy")
+    delays = [
+        Tries(up("a", retries=1, backoff=1.0), health=Health()).delay(busy) for _ in range(50)
+    ]
+    assert seeded == []
+    assert all(d is not None and 0.0 <= d <= 1.0 for d in delays)
+    assert len(set(delays)) > 40  # drawn, not one value for all
+
+
 def test_weights_share_the_first_place_and_cooling_upstreams_go_last() -> None:
     rng = random.Random(7)
     pair = [up("heavy", weight=3), up("light")]
