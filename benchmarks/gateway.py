@@ -28,14 +28,16 @@ One run, every server on 127.0.0.1 in a process of its own:
 Every proxy serves a same-API route (Chat client → Chat upstream: bytes
 forwarded, normalized on the side) and a cross-API route (Anthropic Messages
 client → Chat upstream: normalized, then encoded); the upstream reached
-directly is the reference. Phases:
+directly is the reference. In each of the first three phases the proxies
+take turns, so that a change in what the machine charges meanwhile falls
+on all of them alike. Phases:
 
-1. ``low``: ``--sequential`` requests one after another, paced and unpaced:
-   time to first ``data:`` and to the end, p50/p99, and what the proxy adds
-   to the reference's p50.
+1. ``low``: ``--sequential`` requests one after another, paced and unpaced,
+   in four turns: time to first ``data:`` and to the end, p50/p99, and what
+   the proxy adds to the reference's p50.
 2. ``sweep``: ``--sweep`` levels of paced streams at once (in waves of that
-   many, ``--sweep-streams`` in all at least): TTFB p50/p99 and the proxy
-   process's CPU per relayed upstream event.
+   many, a wave a turn, ``--sweep-streams`` in all at least): TTFB p50/p99
+   and the proxy process's CPU per relayed upstream event.
 3. ``bulk``: ``--requests`` unpaced streams at once: CPU per MB and per event.
 4. ``footprint``: one paced stream read event by event, ``--footprint``
    events: the distinct pages of memory the proxy touches per event (its
@@ -100,6 +102,9 @@ HOLD = 120.0
 _ERROR_EVENT = b"event: error"
 REQUEST_TIMEOUT = 30.0
 WARMUP = 5
+#: The turns a sequential phase's requests are spread over, the proxies
+#: taking turns (a sweep level takes a turn per wave).
+TURNS = 4
 
 
 def free_port() -> int:
@@ -495,16 +500,33 @@ def _diff(a: float | None, b: float | None) -> float | None:
 Run = Callable[[Route], Awaitable[list[Outcome]]]
 
 
-async def measured(phase: str, route: Route, model: str, run: Run) -> Row:
-    """``run`` on ``route`` after a warm-up, with the proxy's CPU around it."""
-    await asyncio.gather(*(one(route, model) for _ in range(WARMUP)))
-    cpu0 = cpu_seconds(route.pid) if route.pid else None
-    outcomes = await run(route)
-    cpu = cpu_seconds(route.pid) - cpu0 if route.pid and cpu0 is not None else None
-    errors = [o.error for o in outcomes if o.error]
-    if errors:
-        print(f"{phase} {route.name}: {len(errors)} failed, first: {errors[0]}", file=sys.stderr)
-    return Row(phase, route.name, outcomes, upstream_events(model), cpu)
+async def measured(phase: str, routes: list[Route], model: str, run: Run, turns: int) -> list[Row]:
+    """``run`` ``turns`` times on each of ``routes``, after a warm-up of each,
+    the routes taking turns (each turn in a rotated order); a proxy's CPU is
+    summed over its own turns. What the machine charges for a wakeup changes
+    from minute to minute (docs/gateway.md): turns spread that over every
+    route alike, where one route after another measured each on another
+    machine."""
+    for route in routes:
+        await asyncio.gather(*(one(route, model) for _ in range(WARMUP)))
+    outcomes: dict[str, list[Outcome]] = {route.name: [] for route in routes}
+    cpu = dict.fromkeys(outcomes, 0.0)
+    for turn in range(turns):
+        at = turn % len(routes)
+        for route in routes[at:] + routes[:at]:
+            cpu0 = cpu_seconds(route.pid) if route.pid else 0.0
+            outcomes[route.name] += await run(route)
+            cpu[route.name] += cpu_seconds(route.pid) - cpu0 if route.pid else 0.0
+    rows = []
+    for route in routes:
+        errors = [o.error for o in outcomes[route.name] if o.error]
+        if errors:
+            print(
+                f"{phase} {route.name}: {len(errors)} failed, first: {errors[0]}", file=sys.stderr
+            )
+        used = cpu[route.name] if route.pid else None
+        rows.append(Row(phase, route.name, outcomes[route.name], upstream_events(model), used))
+    return rows
 
 
 def sequential(model: str, n: int) -> Run:
@@ -514,14 +536,11 @@ def sequential(model: str, n: int) -> Run:
     return run
 
 
-def wave(model: str, n: int, waves: int = 1) -> Run:
-    """``waves`` rounds of ``n`` requests at once."""
+def wave(model: str, n: int) -> Run:
+    """``n`` requests at once."""
 
     async def run(route: Route) -> list[Outcome]:
-        outcomes: list[Outcome] = []
-        for _ in range(waves):
-            outcomes += await asyncio.gather(*(one(route, model) for _ in range(n)))
-        return outcomes
+        return list(await asyncio.gather(*(one(route, model) for _ in range(n))))
 
     return run
 
@@ -738,20 +757,21 @@ async def phases(
 ) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
 
-    async def phase(name: str, model: str, run: Run, on: list[Route]) -> None:
+    async def phase(name: str, model: str, run: Run, turns: int) -> None:
         print(f"{name} …", file=sys.stderr, flush=True)
-        reference = await measured(name, direct, model, run)
+        reference, *measured_rows = await measured(name, [direct, *routes], model, run, turns)
         rows.append(reference.fields(None))
-        for route in on:
-            rows.append((await measured(name, route, model, run)).fields(reference))
+        rows.extend(row.fields(reference) for row in measured_rows)
 
-    await phase("low paced", "short", sequential("short", args.sequential), routes)
-    await phase("low unpaced", "fast", sequential("fast", args.sequential), routes)
+    each = max(1, args.sequential // TURNS)
+    await phase("low paced", "short", sequential("short", each), TURNS)
+    await phase("low unpaced", "fast", sequential("fast", each), TURNS)
     for level in args.sweep:
         # Enough streams at each level for the figure to settle.
-        waves = max(1, args.sweep_streams // level)
-        await phase(f"sweep {level}", "paced", wave("paced", level, waves), routes)
-    await phase("bulk unpaced", "fast", wave("fast", args.requests), routes)
+        await phase(
+            f"sweep {level}", "paced", wave("paced", level), max(1, args.sweep_streams // level)
+        )
+    await phase("bulk unpaced", "fast", wave("fast", args.requests), 1)
     if args.footprint:
         print("footprint …", file=sys.stderr, flush=True)
         for route in routes:
