@@ -50,11 +50,11 @@ on all of them alike. Phases:
 
 CPU is the proxy process's own user + system time, read to the nanosecond
 from its CPU-time clock (Linux only), not wall time: on a shared machine it
-is the steadier figure; the run prints
-the load average before and after as the measure of its noise, and what
-this machine charges for a page touched again after one pace of idleness
-(a process of its own), which is what the CPU of paced events follows on a
-virtual machine whose host takes back an idle guest's page mappings.
+is the steadier figure; the run prints the load average before and after as
+the measure of its noise, and what this machine charges for a page touched
+again after one pace of idleness (a process of its own), which is what the
+CPU of paced events follows on a virtual machine whose host takes back an
+idle guest's page mappings.
 
     python benchmarks/gateway.py [--sequential 20] [--sweep 20,100,200] [--requests 200]
         [--footprint 30] [--open 1000] [--before REF] [--litellm PATH] [--portkey CMD] [--json]
@@ -152,6 +152,7 @@ class _Client(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)
+        # Held here: a task nothing refers to may be collected before it ends.
         self.opening = asyncio.get_running_loop().create_task(self.open())
 
     async def open(self) -> None:
