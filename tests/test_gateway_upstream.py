@@ -75,8 +75,12 @@ def chunked(parts: list[bytes], *, headers: bytes = b"") -> bytes:
         b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
         b"transfer-encoding: chunked\r\n" + headers + b"\r\n"
     )
-    body = b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in parts)
-    return head + body + b"0\r\n\r\n"
+    return head + b"".join(map(_chunk, parts)) + b"0\r\n\r\n"
+
+
+def _chunk(part: bytes) -> bytes:
+    """``part`` as one chunked-encoding chunk."""
+    return b"%x\r\n%s\r\n" % (len(part), part)
 
 
 @contextlib.asynccontextmanager
@@ -169,7 +173,7 @@ def paced_server(parts: list[bytes], pause: float) -> tuple[str, threading.Threa
             conn.sendall(chunked([])[: -len(b"0\r\n\r\n")])
             for part in parts:
                 time.sleep(pause)
-                conn.sendall(b"%x\r\n%s\r\n" % (len(part), part))
+                conn.sendall(_chunk(part))
             conn.sendall(b"0\r\n\r\n")
 
     thread = threading.Thread(target=serve, daemon=True)

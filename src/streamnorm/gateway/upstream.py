@@ -374,9 +374,9 @@ class _AiohttpResponse:
 class _IdleWatch:
     """Ends a body read that has waited ``seconds`` for bytes: a body's one
     idle timer (aiohttp's ``sock_read`` covers the headers only, ``_body``
-    says why). One timer per stream, re-armed only
-    when it falls due, so a read costs two clock reads; time the consumer
-    spends elsewhere (writing to a slow client) does not count."""
+    says why). One timer per stream, re-armed only when it falls due, so a
+    read costs two clock reads; time the consumer spends elsewhere (writing
+    to a slow client) does not count."""
 
     __slots__ = ("_handle", "_loop", "_reader", "_seconds", "since")
 
