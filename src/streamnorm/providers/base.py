@@ -35,7 +35,13 @@ class Decoder:
     stop value (Gemini: its last chunk has the finish reason and the usage);
     ``framing`` names the framing of `streamnorm.framing` the api arrives in
     (``sse``, ``eventstream``, ``ndjson``), ``alt_framings`` any other it may
-    arrive in (Gemini without ``alt=sse``: ``json-array``).
+    arrive in (Gemini without ``alt=sse``: ``json-array``); ``closing_words``
+    are byte strings one of which is in every event, as the api's servers
+    write it, that can end the stream or fail it (its terminal event, an
+    error, the event a Gemini answer settles at): a reader that wants only
+    the end and the accounting of a stream whose bytes go on unchanged may
+    put off parsing bytes that hold none (the gateway's passthrough). Empty:
+    no such promise, every chunk is read as it comes.
     """
 
     api: ClassVar[str]
@@ -45,6 +51,7 @@ class Decoder:
     last_event_has_stop: ClassVar[bool] = False
     framing: ClassVar[str] = "sse"
     alt_framings: ClassVar[tuple[str, ...]] = ()
+    closing_words: ClassVar[tuple[bytes, ...]] = ()
 
     def __init__(self, builder: MessageBuilder, choice: int = 0) -> None:
         self.builder = builder

@@ -54,6 +54,7 @@ def to_usage(raw: dict[str, Any]) -> Usage:
 class AnthropicDecoder(Decoder):
     api = "anthropic-messages"
     stop_table = STOP_TABLE
+    closing_words = (b"message_stop", b'"error"', b"event: error", b"event:error")
 
     def __init__(self, builder: MessageBuilder, choice: int = 0) -> None:
         super().__init__(builder, choice)

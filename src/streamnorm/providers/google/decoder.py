@@ -109,6 +109,7 @@ class GoogleDecoder(Decoder):
     stop_table = STOP_TABLE
     done_at_eof_after_stop = True
     last_event_has_stop = True
+    closing_words = (b"finishReason", b"blockReason", b'"error"', b"event: error", b"event:error")
 
     def __init__(self, builder: MessageBuilder, choice: int = 0) -> None:
         super().__init__(builder, choice)

@@ -171,6 +171,7 @@ class OpenAICompletionsDecoder(Decoder):
     stop_table = STOP_TABLE
     blocks_end_implicitly = True
     done_at_eof_after_stop = True
+    closing_words = (b"[DONE]", b'"error"', b"event: error", b"event:error")
 
     def __init__(self, builder: MessageBuilder, choice: int = 0) -> None:
         super().__init__(builder, choice)

@@ -106,6 +106,14 @@ def _index(value: Any) -> int | None:
 class OpenAIResponsesDecoder(Decoder):
     api = "openai-responses"
     stop_table = STOP_TABLE
+    closing_words = (
+        b"response.completed",
+        b"response.incomplete",
+        b"response.failed",
+        b'"error"',
+        b"event: error",
+        b"event:error",
+    )
 
     _handlers: ClassVar[dict[str, Callable[[OpenAIResponsesDecoder, dict[str, Any]], None]]]
 
