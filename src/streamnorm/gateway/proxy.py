@@ -90,7 +90,7 @@ class Proxy:
         # echoes its key (in an error event, a 200 error body) shows ***.
         secrets = self._config.secrets()
         redactor = Redactor(secrets)
-        rest = _guarded(ex, opened.rest, self._config.max_stream_seconds)
+        guard = _Guard(ex, self._config.max_stream_seconds)
         if call.stream:
             relay, content_type = _relay(
                 call,
@@ -101,11 +101,11 @@ class Proxy:
                 keep=finish is not None or self._config.log_content,
             )
             try:
-                await _stream(ex, (opened, rest), relay, (content_type, redactor), finish)
+                await _stream(ex, (opened, guard), relay, (content_type, redactor), finish)
             finally:
                 _stream_failure(ex.record, relay.message, secrets)
         else:
-            await _whole(ex, call, (opened, rest), answer, (finish, redactor))
+            await _whole(ex, call, (opened, guard), answer, (finish, redactor))
 
     def _finisher(self, call: ClientCall, request: ClientRequest, answer: _Answer) -> Finish:
         """Keep a finished Responses answer (``store`` true) under the id the client sees."""
@@ -201,7 +201,7 @@ def _relay(
 async def _whole(
     ex: Exchange,
     call: ClientCall,
-    reading: tuple[Opened, AsyncIterator[bytes]],
+    reading: tuple[Opened, _Guard],
     answer: _Answer,
     finishing: tuple[Finish | None, Redactor],
 ) -> None:
@@ -209,11 +209,11 @@ async def _whole(
     The upstream's host is its issuer, as for a stream, so the next turn
     returns its reasoning state to it. An error body under a 200 is an error
     in the client's own API on a translated route (never an empty answer)."""
-    (opened, rest), (finish, redactor) = reading, finishing
+    (opened, guard), (finish, redactor) = reading, finishing
     try:  # the upstream is closed however the read ends (a failure, the client leaving)
         ex.hold(len(opened.first))
         body = bytearray(opened.first)
-        body += await _read_rest(rest, MAX_RESPONSE_BYTES - len(body))
+        body += await _read_rest(opened.rest, guard, MAX_RESPONSE_BYTES - len(body))
     finally:
         await opened.response.aclose()
     up = opened.upstream
@@ -248,10 +248,11 @@ def _header(value: str, redactor: Redactor) -> str:
     return "".join(c if " " <= c <= "~" else "?" for c in text)
 
 
-async def _read_rest(rest: AsyncIterator[bytes], limit: int) -> bytes:
+async def _read_rest(rest: AsyncIterator[bytes], guard: _Guard, limit: int) -> bytes:
     buf = bytearray()
     try:
         async for chunk in rest:
+            guard.check(chunk)
             buf += chunk
             if len(buf) > limit:
                 raise GatewayError(502, "the upstream answer exceeds the gateway's response limit")
@@ -263,7 +264,7 @@ async def _read_rest(rest: AsyncIterator[bytes], limit: int) -> bytes:
 
 async def _stream(
     ex: Exchange,
-    reading: tuple[Opened, AsyncIterator[bytes]],
+    reading: tuple[Opened, _Guard],
     relay: Relay,
     head: tuple[str, Redactor],
     finish: Finish | None,
@@ -301,7 +302,7 @@ def _ended(pump: asyncio.Task[None], relay: Relay) -> bool:
 
 async def _pump(
     ex: Exchange,
-    reading: tuple[Opened, AsyncIterator[bytes]],
+    reading: tuple[Opened, _Guard],
     relay: Relay,
     head: tuple[str, Redactor],
     finish: Finish | None,
@@ -310,7 +311,7 @@ async def _pump(
     over for the client: its terminal event (or a limit) ends the response
     at once, and nothing more is read from the upstream. The bytes that end
     the stream go out with the response's end, in one write."""
-    (opened, rest), (content_type, redactor) = reading, head
+    (opened, guard), (content_type, redactor) = reading, head
     ex.hold(len(opened.first))
     out = redactor.feed(relay.feed(opened.first))
     await ex.start(200, _header(content_type, redactor), {"cache-control": "no-cache"})
@@ -322,7 +323,8 @@ async def _pump(
             if out:
                 await ex.write(out)
             out = b""
-            async for chunk in rest:
+            async for chunk in opened.rest:
+                guard.check(chunk)
                 data = redactor.feed(relay.feed(chunk))
                 if relay.closed:
                     out = data
@@ -340,23 +342,30 @@ async def _pump(
     await ex.write(tail + redactor.close(), more=False)
 
 
-async def _guarded(
-    ex: Exchange, chunks: AsyncIterator[bytes], seconds: float
-) -> AsyncIterator[bytes]:
-    """``chunks``, each counted against the worker's bytes in flight as it
-    comes (``Exchange.hold``: an answer's bytes are held until the exchange
-    ends), until ``seconds`` have passed since the first was asked for, then
-    ``GatewayError(504)``. Checked as each chunk arrives: an upstream that
-    goes silent meanwhile is ended by its own ``timeout``."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    async for chunk in chunks:
-        ex.hold(len(chunk))
-        if loop.time() > deadline:
+class _Guard:
+    """The bounds on reading an upstream answer: each chunk counts against
+    the worker's bytes in flight as it comes (``Exchange.hold``: an answer's
+    bytes are held until the exchange ends), and ``GatewayError(504)`` once
+    ``seconds`` have passed since the guard was made. Checked as each chunk
+    arrives (a call in the loop that reads, not a generator around it: one
+    layer less per chunk); an upstream that goes silent meanwhile is ended
+    by its own ``timeout``."""
+
+    __slots__ = ("_clock", "_deadline", "_ex", "_seconds")
+
+    def __init__(self, ex: Exchange, seconds: float) -> None:
+        self._ex = ex
+        self._seconds = seconds
+        self._clock = asyncio.get_running_loop().time
+        self._deadline = self._clock() + seconds
+
+    def check(self, chunk: bytes) -> None:
+        self._ex.hold(len(chunk))
+        if self._clock() > self._deadline:
             raise GatewayError(
-                504, f"the upstream answer took longer than max_stream_seconds ({seconds:g} s)"
+                504,
+                f"the upstream answer took longer than max_stream_seconds ({self._seconds:g} s)",
             )
-        yield chunk
 
 
 async def _finish_once(relay: Relay, finish: Finish | None) -> Finish | None:

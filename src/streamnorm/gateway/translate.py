@@ -100,6 +100,7 @@ class Translate:
             request=request,
         )
         self._array = JsonArray() if client_api == "google-generative-ai" and not sse else None
+        self._started = False  # whether the upstream's Start has been read
 
     @property
     def message(self) -> AssistantMessage:
@@ -110,7 +111,8 @@ class Translate:
         return self._normalizer.closed
 
     def _encode(self, events: list[Event]) -> bytes:
-        out = b"".join(self._encoder.feed(event) for event in events)
+        feed = self._encoder.feed
+        out = b"".join([feed(event) for event in events])
         return self._array.feed(out) if self._array is not None and out else out
 
     def feed(self, chunk: bytes) -> bytes:
@@ -118,7 +120,10 @@ class Translate:
         # not with the first content: the client's first byte does not wait
         # (Gemini, the one JSON-array client, has no opening event).
         events = settle(self._normalizer, self._normalizer.feed(chunk))
-        return self._encode(usage_first(events)) + self._encoder.opening()
+        if not self._started:  # (the read that holds the Start: its usage first)
+            self._started = any(type(event) is Start for event in events)
+            events = usage_first(events)
+        return self._encode(events) + self._encoder.opening()
 
     def close(self) -> bytes:
         return self._end(self._normalizer.flush())
