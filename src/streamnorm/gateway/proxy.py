@@ -26,7 +26,7 @@ from ..messages import AssistantMessage, StopReason
 from .config import GatewayConfig, Route
 from .doors import ClientCall
 from .errors import GatewayError, Redactor, redact, upstream_message
-from .exchange import ClientGone, Exchange
+from .exchange import Exchange
 from .outgoing import ClientRequest
 from .relay import Passthrough, Relay
 from .state import new_response_id
@@ -269,35 +269,20 @@ async def _stream(
     head: tuple[str, Redactor],
     finish: Finish | None,
 ) -> None:
-    """Relay the stream until it ends or the client goes. The upstream is
-    closed either way; after a whole stream the rest of its body is read
-    first (``upstream.release``), so that its connection can be kept."""
+    """Relay the stream until it ends or the client goes (``Exchange.unless_gone``
+    cancels the handler then). The upstream is closed either way; after a
+    whole stream the rest of its body is read first (``upstream.release``),
+    so that its connection can be kept."""
     opened = reading[0]
-    pump = asyncio.create_task(_pump(ex, reading, relay, head, finish))
-    gone = asyncio.create_task(ex.wait_disconnect())
     whole = False
     try:
-        await asyncio.wait({pump, gone}, return_when=asyncio.FIRST_COMPLETED)
+        await _pump(ex, reading, relay, head, finish)
+        whole = relay.closed and ex.record.error is None
     finally:
-        for task in (pump, gone):
-            task.cancel()
-        await asyncio.gather(pump, gone, return_exceptions=True)
-        whole = _ended(pump, relay) and ex.record.error is None
         if not whole:
             await opened.response.aclose()
         ex.record.count(relay.message)
-    if whole:
-        await release(opened)
-    if pump.cancelled():  # cancelled above because the client went first
-        raise ClientGone
-    error = pump.exception()
-    if error is not None:
-        raise error
-
-
-def _ended(pump: asyncio.Task[None], relay: Relay) -> bool:
-    """Whether the pump sent the client a stream the upstream ended itself."""
-    return not pump.cancelled() and pump.exception() is None and relay.closed
+    await release(opened)
 
 
 async def _pump(
