@@ -282,7 +282,8 @@ async def _stream(
         if not whole:
             await opened.response.aclose()
         ex.record.count(relay.message)
-    await release(opened)
+    if whole:
+        await release(opened)
 
 
 async def _pump(

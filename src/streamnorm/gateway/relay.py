@@ -146,8 +146,9 @@ class Passthrough:
     def _set_aside(self, chunk: bytes) -> bool:
         """Whether ``chunk`` can wait unread (module docstring): it holds no
         closing word, a word cut across chunks included, and neither bound
-        is near. Either way it joins what waits, if anything can. One search
-        of the chunk and of a word's length before it."""
+        is near. The chunk joins what waits either way (when it cannot wait,
+        the caller reads them all). One search of the chunk and of a word's
+        length before it, per word."""
         words = self._closing
         if not words:
             return False
