@@ -64,13 +64,6 @@ def test_message_start_carries_the_input_count_of_the_first_upstream_chunk(path:
 
 # --- The passthrough relay (``gateway/relay.py``) ---------------------------
 
-FRONT_DOORS = (
-    "openai-completions",
-    "anthropic-messages",
-    "openai-responses",
-    "google-generative-ai",
-)
-
 
 def _passthrough(api: str, **options: Any) -> Passthrough:
     return Passthrough(api, model="m", provider="p", sse=True, keep_content=True, **options)
@@ -83,9 +76,7 @@ def _whole_message(data: bytes, api: str) -> AssistantMessage:
     return normalizer.message
 
 
-@pytest.mark.parametrize(
-    "path", [p for api in FRONT_DOORS for p in fixture_paths(api)], ids=fixture_id
-)
+@pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
 def test_a_passthrough_forwards_every_chunk_at_once_and_reads_the_same_message(
     path: Path,
 ) -> None:
@@ -171,9 +162,7 @@ def test_the_byte_limit_ends_a_passthrough_at_the_chunk_that_crosses_it() -> Non
     assert relay.closed and not any(outs[21:])
 
 
-@pytest.mark.parametrize(
-    "path", [p for api in FRONT_DOORS for p in fixture_paths(api)], ids=fixture_id
-)
+@pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
 def test_the_event_that_ends_a_recorded_stream_holds_a_closing_word(path: Path) -> None:
     """``Decoder.closing_words``'s promise, on every recording: the event
     at which the normalizer ends the stream (or a Gemini answer settles)

@@ -10,7 +10,12 @@ from typing import Any, ClassVar
 
 from ..builder import MessageBuilder, StopTable
 
+#: The closing words (``Decoder.closing_words``) of an error, in any SSE api:
+#: its ``event:`` line, or an ``"error"`` key or value in its payload.
+ERROR_WORDS = (b'"error"', b"event: error", b"event:error")
+
 __all__ = [
+    "ERROR_WORDS",
     "MAX_COUNT",
     "ChoiceTracker",
     "Decoder",

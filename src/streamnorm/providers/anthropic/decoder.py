@@ -13,7 +13,7 @@ from ..._json import dumps_compact
 from ...builder import MessageBuilder
 from ...errors import error_type_of
 from ...messages import StopReason, Usage
-from ..base import Decoder, as_dict, as_int, as_list, as_str, error_of, wire_key
+from ..base import ERROR_WORDS, Decoder, as_dict, as_int, as_list, as_str, error_of, wire_key
 
 __all__ = ["AnthropicDecoder"]
 
@@ -54,7 +54,7 @@ def to_usage(raw: dict[str, Any]) -> Usage:
 class AnthropicDecoder(Decoder):
     api = "anthropic-messages"
     stop_table = STOP_TABLE
-    closing_words = (b"message_stop", b'"error"', b"event: error", b"event:error")
+    closing_words = (b"message_stop", *ERROR_WORDS)
 
     def __init__(self, builder: MessageBuilder, choice: int = 0) -> None:
         super().__init__(builder, choice)

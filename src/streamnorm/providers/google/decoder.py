@@ -22,7 +22,7 @@ from ...builder import MessageBuilder
 from ...errors import body_retry_after
 from ...json_writer import IncrementalJSONWriter
 from ...messages import StopReason, Usage
-from ..base import MAX_COUNT, Decoder, as_counts, as_dict, as_list, as_str, error_of
+from ..base import ERROR_WORDS, MAX_COUNT, Decoder, as_counts, as_dict, as_list, as_str, error_of
 from .wire import METADATA_BLOCKS
 
 __all__ = ["GoogleDecoder"]
@@ -109,7 +109,7 @@ class GoogleDecoder(Decoder):
     stop_table = STOP_TABLE
     done_at_eof_after_stop = True
     last_event_has_stop = True
-    closing_words = (b"finishReason", b"blockReason", b'"error"', b"event: error", b"event:error")
+    closing_words = (b"finishReason", b"blockReason", *ERROR_WORDS)
 
     def __init__(self, builder: MessageBuilder, choice: int = 0) -> None:
         super().__init__(builder, choice)

@@ -36,7 +36,7 @@ from ..._json import dumps_compact
 from ...builder import MessageBuilder
 from ...errors import error_type_of
 from ...messages import StopReason, Usage
-from ..base import Decoder, as_dict, as_int, as_list, as_str, error_of
+from ..base import ERROR_WORDS, Decoder, as_dict, as_int, as_list, as_str, error_of
 from .extra_content import google_signature
 
 __all__ = ["OpenAICompletionsDecoder", "to_usage"]
@@ -171,7 +171,7 @@ class OpenAICompletionsDecoder(Decoder):
     stop_table = STOP_TABLE
     blocks_end_implicitly = True
     done_at_eof_after_stop = True
-    closing_words = (b"[DONE]", b'"error"', b"event: error", b"event:error")
+    closing_words = (b"[DONE]", *ERROR_WORDS)
 
     def __init__(self, builder: MessageBuilder, choice: int = 0) -> None:
         super().__init__(builder, choice)

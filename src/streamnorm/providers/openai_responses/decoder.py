@@ -21,7 +21,7 @@ from ..._json import dumps_compact
 from ...builder import MessageBuilder
 from ...errors import error_type_of
 from ...messages import StopReason, Usage
-from ..base import Decoder, as_dict, as_int, as_list, as_str, error_of
+from ..base import ERROR_WORDS, Decoder, as_dict, as_int, as_list, as_str, error_of
 from .wire import client_call_id, output_call_id
 from .wire import item_signature as _signature
 
@@ -110,9 +110,7 @@ class OpenAIResponsesDecoder(Decoder):
         b"response.completed",
         b"response.incomplete",
         b"response.failed",
-        b'"error"',
-        b"event: error",
-        b"event:error",
+        *ERROR_WORDS,
     )
 
     _handlers: ClassVar[dict[str, Callable[[OpenAIResponsesDecoder, dict[str, Any]], None]]]
