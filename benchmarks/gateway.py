@@ -8,10 +8,10 @@ One run, every server on 127.0.0.1 in a process of its own:
   (53 events, 17 KB), at a model's pace (``--pace``, 20 ms between events,
   each event its own chunk) or at once; a short text answer (12 events) at
   that pace for the sequential runs;
-* ``streamnorm serve`` (one uvicorn worker) once per upstream client
-  (``aiohttp``, the default, and ``httpx``), and with ``--before REF`` the
-  gateway of that git ref (its ``src/`` from ``git archive``): before and
-  after in one run;
+* ``streamnorm serve`` (one uvicorn worker) with its own upstream client
+  (``builtin``, the default) and with ``aiohttp``, and with ``--before
+  REF`` the gateway of that git ref (its ``src/`` from ``git archive``):
+  before and after in one run;
 * LiteLLM's proxy (``--litellm PATH``, ``$LITELLM`` or ``litellm`` on PATH,
   with its proxy extra, in an environment of its own) and Portkey's gateway
   (``--portkey CMD`` or ``$PORTKEY``: ``"node -r ./benchmarks/portkey_fetch.cjs
@@ -655,10 +655,11 @@ def source_of(ref: str, into: Path) -> Path:
 def start_gateways(
     stack: contextlib.ExitStack, tmp: Path, upstream: str, before: str | None
 ) -> list[Route]:
-    """``streamnorm serve`` once per upstream client, and once for ``before``."""
+    """``streamnorm serve`` with its default upstream client and with aiohttp,
+    and once for ``before``."""
     variants: list[tuple[str, str | None, Path]] = [
-        ("streamnorm", "aiohttp", REPO / "src"),
-        ("streamnorm/httpx", "httpx", REPO / "src"),
+        ("streamnorm", None, REPO / "src"),
+        ("streamnorm/aiohttp", "aiohttp", REPO / "src"),
     ]
     if before:
         variants.append((f"streamnorm@{before}", None, source_of(before, tmp)))

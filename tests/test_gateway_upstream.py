@@ -140,16 +140,22 @@ async def read_all(clients: Clients, up: Upstream) -> list[bytes]:
     return items
 
 
+@pytest.fixture(params=["builtin", "aiohttp"])
+def kind(request: pytest.FixtureRequest) -> str:
+    """The upstream clients that read whatever the socket holds: each test runs on both."""
+    return str(request.param)
+
+
 def events() -> list[bytes]:
     return sse_events((CHAT / "deepseek-tool-call.sse").read_bytes())
 
 
-async def test_a_whole_answer_in_the_socket_comes_in_a_few_reads() -> None:
+async def test_a_whole_answer_in_the_socket_comes_in_a_few_reads(kind: str) -> None:
     """An answer written at once (one chunked-encoding chunk per event) is read
     in a few pieces, not one per chunk: each read takes what the socket holds."""
     parts = events() * 4
     async with raw_server(keep_alive(chunked(parts))) as (url, _):
-        clients = Clients()
+        clients = Clients(kind)
         try:
             items = await read_all(clients, upstream(url))
         finally:
@@ -181,7 +187,7 @@ def paced_server(parts: list[bytes], pause: float) -> tuple[str, threading.Threa
     return f"http://127.0.0.1:{listener.getsockname()[1]}", thread
 
 
-async def test_a_paced_body_arms_no_timer_per_read() -> None:
+async def test_a_paced_body_arms_no_timer_per_read(kind: str) -> None:
     """A body read event by event re-arms no timer per read: the idle timeout
     is one timer per stream (each timer set and cancelled is CPU at every
     event of every stream)."""
@@ -195,7 +201,7 @@ async def test_a_paced_body_arms_no_timer_per_read() -> None:
         timers.append(callback)
         return call_at(when, callback, *args, **kw)
 
-    clients = Clients()
+    clients = Clients(kind)
     loop.call_at = counted  # type: ignore[method-assign,assignment]
     try:
         items = await read_all(clients, upstream(url))
@@ -208,11 +214,11 @@ async def test_a_paced_body_arms_no_timer_per_read() -> None:
     assert len(timers) <= 6, timers
 
 
-async def test_idle_connections_are_closed_on_a_timer_without_another_request() -> None:
+async def test_idle_connections_are_closed_on_a_timer_without_another_request(kind: str) -> None:
     """After a burst of concurrent streams the pool's idle connections close
     on their own once idle for the keep-alive time, with no request after."""
     async with raw_server(keep_alive(chunked(events()))) as (url, served):
-        clients = Clients(keepalive=0.3)
+        clients = Clients(kind, keepalive=0.3)
         try:
             up = upstream(url)
             await asyncio.gather(*(read_all(clients, up) for _ in range(30)))
@@ -225,9 +231,9 @@ async def test_idle_connections_are_closed_on_a_timer_without_another_request() 
             await clients.aclose()
 
 
-async def test_a_kept_alive_connection_is_reused() -> None:
+async def test_a_kept_alive_connection_is_reused(kind: str) -> None:
     async with raw_server(keep_alive(chunked(events()))) as (url, served):
-        clients = Clients()
+        clients = Clients(kind)
         try:
             for _ in range(5):
                 await read_all(clients, upstream(url))
@@ -236,7 +242,7 @@ async def test_a_kept_alive_connection_is_reused() -> None:
     assert len(served.requests) == 5 and served.opened == 1
 
 
-async def test_a_connection_the_upstream_dropped_as_idle_is_retried_once() -> None:
+async def test_a_connection_the_upstream_dropped_as_idle_is_retried_once(kind: str) -> None:
     """The upstream closes its kept-alive connection as the next request
     arrives (the idle race): the request goes again on a new connection."""
     answer = chunked(events())
@@ -252,7 +258,7 @@ async def test_a_connection_the_upstream_dropped_as_idle_is_retried_once() -> No
             await writer.drain()
 
     async with raw_server(handler) as (url, served):
-        clients = Clients()
+        clients = Clients(kind)
         try:
             await read_all(clients, upstream(url))
             items = await read_all(clients, upstream(url))
@@ -263,10 +269,11 @@ async def test_a_connection_the_upstream_dropped_as_idle_is_retried_once() -> No
 
 
 @pytest.mark.parametrize("broken", [b"1", b"zz\r\n"], ids=["half-a-size", "malformed-size"])
-async def test_a_stall_inside_the_chunked_framing_times_out(broken: bytes) -> None:
+async def test_a_stall_inside_the_chunked_framing_times_out(broken: bytes, kind: str) -> None:
     """Headers, one event, then half a chunk-size line or a malformed one, and
     silence: the read ends with UpstreamTimeout after ``timeout`` seconds,
-    not never (aiohttp's own read timer is not armed after ``zz``)."""
+    not never (aiohttp's own read timer is not armed after ``zz``). The
+    builtin client's parser refuses ``zz`` as it comes: UpstreamBroke at once."""
 
     async def handler(
         reader: asyncio.StreamReader, writer: asyncio.StreamWriter, served: Served
@@ -281,17 +288,19 @@ async def test_a_stall_inside_the_chunked_framing_times_out(broken: bytes) -> No
         await asyncio.sleep(10)
 
     async with raw_server(handler) as (url, _):
-        clients = Clients()
+        clients = Clients(kind)
         try:
             started = time.monotonic()
-            with pytest.raises(UpstreamTimeout):
+            refused = kind == "builtin" and broken != b"1"
+            with pytest.raises(UpstreamBroke) as caught:
                 await asyncio.wait_for(read_all(clients, upstream(url, timeout=0.5)), 5)
-            assert time.monotonic() - started < 3.0
+            assert isinstance(caught.value, UpstreamTimeout) is not refused
+            assert time.monotonic() - started < (0.4 if refused else 3.0)
         finally:
             await clients.aclose()
 
 
-async def test_an_upstream_silent_before_its_headers_is_a_504() -> None:
+async def test_an_upstream_silent_before_its_headers_is_a_504(kind: str) -> None:
     async def handler(
         reader: asyncio.StreamReader, writer: asyncio.StreamWriter, served: Served
     ) -> None:
@@ -299,7 +308,7 @@ async def test_an_upstream_silent_before_its_headers_is_a_504() -> None:
         await asyncio.sleep(10)
 
     async with raw_server(handler) as (url, _):
-        clients = Clients()
+        clients = Clients(kind)
         try:
             with pytest.raises(Exception) as caught:
                 await fetch(clients.get(), [upstream(url, timeout=0.5)], lambda _: BODY)
@@ -308,7 +317,7 @@ async def test_an_upstream_silent_before_its_headers_is_a_504() -> None:
     assert getattr(caught.value, "status", None) == 504
 
 
-async def test_a_corrupt_compressed_body_is_upstream_broke() -> None:
+async def test_a_corrupt_compressed_body_is_upstream_broke(kind: str) -> None:
     """A gzip body that breaks after its first piece surfaces as UpstreamBroke,
     the one type the relay ends a stream on, not as the client library's own
     exception."""
@@ -330,7 +339,7 @@ async def test_a_corrupt_compressed_body_is_upstream_broke() -> None:
         await writer.drain()
 
     async with raw_server(handler) as (url, _):
-        clients = Clients()
+        clients = Clients(kind)
         try:
             opened = await open_first(clients.get(), [upstream(url)], lambda _: BODY)
             assert opened.first
@@ -342,7 +351,7 @@ async def test_a_corrupt_compressed_body_is_upstream_broke() -> None:
 
 
 async def test_proxy_variables_of_the_environment_are_not_read(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
     async with (
         raw_server(keep_alive(chunked(events()))) as (url, served),
@@ -355,7 +364,7 @@ async def test_proxy_variables_of_the_environment_are_not_read(
             monkeypatch.setenv(name, proxy)
         monkeypatch.delenv("NO_PROXY", raising=False)
         monkeypatch.delenv("no_proxy", raising=False)
-        clients = Clients()
+        clients = Clients(kind)
         try:
             items = await read_all(clients, upstream(url))
         finally:
@@ -364,12 +373,12 @@ async def test_proxy_variables_of_the_environment_are_not_read(
     assert via_proxy.opened == 0 and len(served.requests) == 1
 
 
-async def test_a_redirect_is_returned_not_followed() -> None:
+async def test_a_redirect_is_returned_not_followed(kind: str) -> None:
     async with raw_server(keep_alive(chunked(events()))) as (elsewhere, followed):
         moved = f"HTTP/1.1 307 Temporary Redirect\r\nlocation: {elsewhere}/v1/chat/completions"
         answer = (moved + "\r\ncontent-length: 0\r\n\r\n").encode()
         async with raw_server(keep_alive(answer)) as (url, _):
-            clients = Clients()
+            clients = Clients(kind)
             try:
                 opened = await open_first(clients.get(), [upstream(url)], lambda _: BODY)
             finally:
@@ -377,11 +386,11 @@ async def test_a_redirect_is_returned_not_followed() -> None:
     assert opened.response.status_code == 307 and followed.opened == 0
 
 
-async def test_each_upstream_gets_only_its_own_key() -> None:
+async def test_each_upstream_gets_only_its_own_key(kind: str) -> None:
     async with raw_server(keep_alive(chunked(events()))) as (url, served):
         a = Upstream("a", "anthropic-messages", url, api_key="key-a-SECRET")
         b = Upstream("b", "openai-completions", url, api_key="key-b-SECRET")
-        clients = Clients()
+        clients = Clients(kind)
         try:
             await read_all(clients, a)
             await read_all(clients, b)
@@ -579,19 +588,19 @@ def test_the_upstream_client_is_chosen_in_the_configuration() -> None:
         "upstreams": {"chat": {"api": "openai-completions", "base_url": "http://127.0.0.1:9"}},
         "routes": [{"models": "*", "upstreams": ["chat"]}],
     }
-    assert parse_config(base).upstream_client == "aiohttp"
-    assert (
-        parse_config({**base, "gateway": {"upstream_client": "httpx"}}).upstream_client == "httpx"
-    )
+    assert parse_config(base).upstream_client == "builtin"
+    for kind in ("aiohttp", "httpx"):
+        chosen = parse_config({**base, "gateway": {"upstream_client": kind}})
+        assert chosen.upstream_client == kind
     with pytest.raises(ValueError, match=r"gateway\.upstream_client"):
         parse_config({**base, "gateway": {"upstream_client": "curl"}})
 
 
-@pytest.mark.parametrize("kind", ["aiohttp", "httpx"])
-async def test_both_clients_relay_the_same_bytes(kind: str) -> None:
+@pytest.mark.parametrize("chosen", ["builtin", "aiohttp", "httpx"])
+async def test_every_client_relays_the_same_bytes(chosen: str) -> None:
     parts = events()
     async with raw_server(keep_alive(chunked(parts))) as (url, _):
-        clients = Clients(kind)
+        clients = Clients(chosen)
         try:
             items = await read_all(clients, upstream(url))
         finally:

@@ -91,7 +91,7 @@ def closed_by_gateway(upstream: MisbehavingUpstream) -> bool:
 # -- a whole answer whose read fails ----------------------------------------------
 
 
-@pytest.mark.parametrize("client", ["aiohttp", "httpx"])
+@pytest.mark.parametrize("client", ["builtin", "aiohttp", "httpx"])
 @pytest.mark.parametrize("end", ["hang", "flood"])
 def test_a_whole_answer_that_fails_mid_body_releases_the_upstream_connection(
     upstream: MisbehavingUpstream, monkeypatch: pytest.MonkeyPatch, client: str, end: str

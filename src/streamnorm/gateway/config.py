@@ -6,7 +6,7 @@ A TOML file (``gateway.toml``) holds three parts::
     keys_env = "STREAMNORM_GATEWAY_KEYS"   # comma-separated client keys
     max_body_bytes = 10485760
     max_concurrency = 256
-    upstream_client = "aiohttp"            # or "httpx"
+    upstream_client = "builtin"            # or "aiohttp", "httpx"
     foreign_thinking = "tagged"            # "tagged", "text" or "drop"
     server_tools = "warn"                   # or "refuse" (see below)
     store = "responses.sqlite3"            # stored Responses: a SQLite file or postgresql:// URL
@@ -143,7 +143,7 @@ BEDROCK_APIS = ("bedrock-converse-stream", "bedrock-invoke-stream")
 #: The APIs an upstream may speak: the four front-door APIs and Bedrock's.
 UPSTREAM_APIS = (*APIS, *BEDROCK_APIS)
 #: The HTTP clients the gateway can call upstreams with (the first by default).
-UPSTREAM_CLIENTS = ("aiohttp", "httpx")
+UPSTREAM_CLIENTS = ("builtin", "aiohttp", "httpx")
 #: Longest an upstream answer may take by default, from its first byte: an
 #: hour, well past any real answer, so that a trickling upstream cannot hold
 #: a slot for ever.
@@ -220,11 +220,11 @@ class GatewayConfig:
     ``max_body_bytes`` bounds a request body (413 beyond it);
     ``max_concurrency`` bounds the requests one worker serves at once (429
     beyond it); ``upstream_client`` is the HTTP client upstreams are called
-    with (``"aiohttp"``, or ``"httpx"``); ``log_content`` adds the request
-    and response bodies to the log line (off by default: content stays out of logs);
-    ``foreign_thinking`` is the routes' default for reasoning an upstream
-    cannot verify. ``store`` is where
-    Responses answers are kept (a SQLite file, relative paths from the
+    with (``"builtin"``, the gateway's own, or ``"aiohttp"``, ``"httpx"``);
+    ``log_content`` adds the request and response bodies to the log line
+    (off by default: content stays out of logs); ``foreign_thinking`` is
+    the routes' default for reasoning an upstream cannot verify. ``store``
+    is where Responses answers are kept (a SQLite file, relative paths from the
     configuration file's folder, or a ``postgresql://`` URL; None: nothing
     is kept), ``store_retention`` how long and how much. ``ledger``: keep
     the usage ledger in the store and accept its client keys (``keys.py``).

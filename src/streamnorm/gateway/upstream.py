@@ -34,6 +34,8 @@ from .retry import Tries, balance
 if TYPE_CHECKING:
     import aiohttp
 
+    from .http1 import BuiltinClient
+
 __all__ = [
     "Client",
     "Clients",
@@ -139,19 +141,20 @@ class Opened:
 class Clients:
     """The worker's upstream client, created on first use (or at startup).
 
-    ``kind`` is ``"aiohttp"`` (the default: one pooled session whose body
-    reads return everything the socket holds) or ``"httpx"``. Both keep
-    connections alive per upstream host and close idle ones after
-    :data:`KEEPALIVE_SECONDS`; aiohttp's pool does so on a timer, whether or
-    not another request comes.
+    ``kind`` is ``"builtin"`` (the default: the gateway's own HTTP/1.1
+    client, ``http1.py``), ``"aiohttp"`` (one pooled session) or ``"httpx"``.
+    The first two return everything the socket holds at each body read. All
+    keep connections alive per upstream host and close idle ones after
+    :data:`KEEPALIVE_SECONDS`; builtin's and aiohttp's pools do so on a
+    timer, whether or not another request comes.
     """
 
-    def __init__(self, kind: str = "aiohttp", *, keepalive: float = KEEPALIVE_SECONDS) -> None:
+    def __init__(self, kind: str = "builtin", *, keepalive: float = KEEPALIVE_SECONDS) -> None:
         if kind not in UPSTREAM_CLIENTS:
             raise ValueError(f"upstream_client: one of {UPSTREAM_CLIENTS}, not {kind!r}")
         self._kind = kind
         self._keepalive = keepalive
-        self._client: AiohttpClient | HttpxClient | None = None
+        self._client: AiohttpClient | HttpxClient | BuiltinClient | None = None
 
     def open(self) -> None:
         """Create the client (at startup: it builds a TLS context). Call it in
@@ -160,8 +163,10 @@ class Clients:
             tls = ssl.create_default_context()
             if self._kind == "httpx":
                 self._client = HttpxClient.pooled(tls, self._keepalive)
-            else:
+            elif self._kind == "aiohttp":
                 self._client = AiohttpClient(tls, self._keepalive)
+            else:
+                self._client = _builtin(tls, self._keepalive)
 
     def get(self) -> UpstreamClient:
         self.open()
@@ -174,7 +179,19 @@ class Clients:
             await client.aclose()
 
 
-def _headers(upstream: Upstream, out: Outgoing) -> dict[str, str]:
+def _builtin(tls: ssl.SSLContext, keepalive: float) -> BuiltinClient:
+    """The gateway's own client, or a ``ValueError`` saying what it needs."""
+    try:
+        from .http1 import BuiltinClient
+    except ImportError:
+        raise ValueError(
+            'upstream_client "builtin" needs httptools (pip install "streamnorm[gateway]");'
+            ' or set upstream_client = "aiohttp" or "httpx"'
+        ) from None
+    return BuiltinClient(tls, keepalive)
+
+
+def request_headers(upstream: Upstream, out: Outgoing) -> dict[str, str]:
     """What the upstream is sent: the request's headers, the upstream's own,
     and its key in its API's header or its cloud auth scheme's signature
     (never another upstream's)."""
@@ -187,11 +204,11 @@ def _headers(upstream: Upstream, out: Outgoing) -> dict[str, str]:
     }
     if upstream.auth is not None:
         body = out.body if out.method == "POST" else b""
-        headers.update(_signed(upstream, out.method, _url(upstream, out), headers, body))
+        headers.update(_signed(upstream, out.method, request_url(upstream, out), headers, body))
     return headers
 
 
-def _url(upstream: Upstream, out: Outgoing) -> str:
+def request_url(upstream: Upstream, out: Outgoing) -> str:
     url = upstream.base_url + out.path
     if urlsplit(url).netloc != urlsplit(upstream.base_url).netloc:  # pragma: no cover - guard
         raise GatewayError(400, "model: not a valid model name", param="model")
@@ -220,8 +237,8 @@ class HttpxClient:
         timeout = httpx.Timeout(upstream.timeout, connect=upstream.connect_timeout)
         request = self._client.build_request(
             out.method,
-            _url(upstream, out),
-            headers=_headers(upstream, out),
+            request_url(upstream, out),
+            headers=request_headers(upstream, out),
             content=out.body if out.method == "POST" else None,
             extensions={"timeout": timeout.as_dict()},
         )
@@ -302,8 +319,8 @@ class AiohttpClient:
         try:
             response = await self._session.request(
                 out.method,
-                self._url(_url(upstream, out), encoded=True),
-                headers=_headers(upstream, out),
+                self._url(request_url(upstream, out), encoded=True),
+                headers=request_headers(upstream, out),
                 data=out.body if out.method == "POST" else None,
                 allow_redirects=False,
                 timeout=timeout,
@@ -327,7 +344,7 @@ class AiohttpClient:
         protocol = response.connection.protocol if response.connection else None
         if protocol is not None:
             protocol.read_timeout = None
-        watch = _IdleWatch(reader, idle)
+        watch = IdleWatch(reader.set_exception, idle)
         try:
             while True:
                 watch.start()
@@ -371,33 +388,33 @@ class _AiohttpResponse:
         self._response.close()
 
 
-class _IdleWatch:
+class IdleWatch:
     """Ends a body read that has waited ``seconds`` for bytes: a body's one
-    idle timer (aiohttp's ``sock_read`` covers the headers only, ``_body``
-    says why). One timer per stream, re-armed only when it falls due, so a
-    read costs two clock reads; time the consumer spends elsewhere (writing
-    to a slow client) does not count."""
+    idle timer, re-armed only when it falls due, so a read costs two clock
+    reads (``start``, and ``since = None`` once bytes came); time the
+    consumer spends elsewhere (writing to a slow client) does not count.
+    ``expire`` is called with the :class:`UpstreamTimeout` that ends the read."""
 
-    __slots__ = ("_handle", "_loop", "_reader", "_seconds", "since")
+    __slots__ = ("_expire", "_handle", "_seconds", "loop", "since")
 
-    def __init__(self, reader: aiohttp.StreamReader, seconds: float) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._reader = reader
+    def __init__(self, expire: Callable[[Exception], None], seconds: float) -> None:
+        self.loop = asyncio.get_running_loop()
+        self._expire = expire
         self._seconds = seconds
         #: When the pending read began (None: no read pending).
         self.since: float | None = None
-        self._handle = self._loop.call_later(seconds, self._check)
+        self._handle = self.loop.call_later(seconds, self._check)
 
     def start(self) -> None:
-        self.since = self._loop.time()
+        self.since = self.loop.time()
 
     def _check(self) -> None:
         since = self.since
-        if since is not None and self._loop.time() - since >= self._seconds:
-            self._reader.set_exception(UpstreamTimeout("the upstream stopped sending"))
+        if since is not None and self.loop.time() - since >= self._seconds:
+            self._expire(UpstreamTimeout("the upstream stopped sending"))
             return
-        due = self._loop.time() if since is None else since
-        self._handle = self._loop.call_at(due + self._seconds, self._check)
+        due = self.loop.time() if since is None else since
+        self._handle = self.loop.call_at(due + self._seconds, self._check)
 
     def stop(self) -> None:
         self._handle.cancel()

@@ -1,0 +1,129 @@
+"""The gateway's own upstream client (``http1.py``) where it differs from
+the libraries: what it refuses, what it decodes, its bounds. What every
+client does alike is tested in test_gateway_upstream.py, on it too."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import sys
+
+import pytest
+
+from streamnorm.gateway.errors import GatewayError
+from streamnorm.gateway.http1 import DECODED_ITEM, MAX_HEAD_BYTES
+from streamnorm.gateway.upstream import Clients, Outgoing, open_first
+
+from .test_gateway_upstream import (
+    BODY,
+    Served,
+    chunked,
+    events,
+    keep_alive,
+    raw_server,
+    read_all,
+    read_request,
+    upstream,
+)
+
+
+async def test_a_gzip_body_is_decoded_in_bounded_items() -> None:
+    """A body that inflates 1,000-fold comes decoded, whole, and in items of
+    at most DECODED_ITEM bytes, however little of it one read held."""
+    plain = b"data: " + b"a" * (8 * 1024 * 1024) + b"\n\n"
+    packed = gzip.compress(plain)
+    assert len(packed) < 64 * 1024
+    answer = chunked([packed], headers=b"content-encoding: gzip\r\n")
+    async with raw_server(keep_alive(answer)) as (url, _):
+        clients = Clients()
+        try:
+            items = await read_all(clients, upstream(url))
+        finally:
+            await clients.aclose()
+    assert b"".join(items) == plain
+    assert max(map(len, items)) <= DECODED_ITEM
+
+
+async def test_a_content_coding_it_does_not_decode_is_refused() -> None:
+    answer = chunked([b"\x1b\x00\x00garbage"], headers=b"content-encoding: br\r\n")
+    async with raw_server(keep_alive(answer)) as (url, _):
+        clients = Clients()
+        try:
+            with pytest.raises(GatewayError) as caught:
+                await read_all(clients, upstream(url))
+        finally:
+            await clients.aclose()
+    assert caught.value.status == 502 and "content-encoding 'br'" in caught.value.message
+
+
+async def test_a_body_ended_by_the_connection_is_read_whole_and_not_kept() -> None:
+    body = b"".join(events())
+    answer = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n" + body
+
+    async def once(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter, served: Served
+    ) -> None:
+        await read_request(reader, served)
+        writer.write(answer)
+        await writer.drain()
+
+    async with raw_server(once) as (url, served):
+        clients = Clients()
+        try:
+            first = await read_all(clients, upstream(url))
+            second = await read_all(clients, upstream(url))
+        finally:
+            await clients.aclose()
+    assert b"".join(first) == b"".join(second) == body
+    assert served.opened == 2
+
+
+@pytest.mark.parametrize("header", [("x-a", "1\r\nx-b: 2"), ("x a", "1"), ("x-a", "1\x002")])
+async def test_a_header_that_would_write_another_is_refused_unsent(
+    header: tuple[str, str],
+) -> None:
+    async with raw_server(keep_alive(chunked(events()))) as (url, served):
+        clients = Clients()
+        try:
+            out = Outgoing(BODY.path, dict([header]), BODY.body)
+            with pytest.raises(GatewayError) as caught:
+                await open_first(clients.get(), [upstream(url)], lambda _: out)
+        finally:
+            await clients.aclose()
+    assert caught.value.status == 502 and served.requests == []
+
+
+async def test_a_head_beyond_the_limit_is_a_502() -> None:
+    head = b"HTTP/1.1 200 OK\r\n" + b"x-filler: " + b"a" * MAX_HEAD_BYTES + b"\r\n"
+    async with raw_server(keep_alive(head)) as (url, _):
+        clients = Clients()
+        try:
+            with pytest.raises(GatewayError) as caught:
+                await read_all(clients, upstream(url))
+        finally:
+            await clients.aclose()
+    assert caught.value.status == 502 and "limit" in caught.value.message
+
+
+async def test_bytes_after_the_answer_spend_the_connection() -> None:
+    """A second answer to one request: the first is read whole, the
+    connection is not used again (the extra bytes would be read as the next
+    request's answer)."""
+    async with raw_server(keep_alive(chunked(events()) * 2)) as (url, served):
+        clients = Clients()
+        try:
+            first = await read_all(clients, upstream(url))
+            second = await read_all(clients, upstream(url))
+        finally:
+            await clients.aclose()
+    assert b"".join(first) == b"".join(second) == b"".join(events())
+    assert served.opened == 2
+
+
+def test_without_httptools_the_builtin_client_says_what_it_needs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "httptools", None)  # an import of it fails
+    monkeypatch.delitem(sys.modules, "streamnorm.gateway.http1")
+    with pytest.raises(ValueError, match=r"httptools.*aiohttp"):
+        Clients("builtin").open()
