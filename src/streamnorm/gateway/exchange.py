@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Coroutine, MutableMapping, Sequ
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
+from .deadline import cancel_after, forget_cancel
 from .errors import GatewayError
 from .telemetry import RequestRecord
 
@@ -119,8 +120,9 @@ class Exchange:
         self._held = 0
         self._unread = False
         self._complete = False
-        self._gone = asyncio.Event()
         self._watch: asyncio.Task[None] | None = None
+        #: The task ``unless_gone`` runs work in, while it does.
+        self._working: asyncio.Task[Any] | None = None
 
     def hold(self, n: int) -> None:
         """Count ``n`` more buffered bytes against the worker's budget (503 beyond it)."""
@@ -143,7 +145,8 @@ class Exchange:
         if declared.isdigit() and int(declared) > limit:
             raise GatewayError(413, f"body: larger than the limit of {limit} bytes", param="body")
         try:
-            body = await asyncio.wait_for(self._read_body(limit), timeout)
+            with cancel_after(timeout):
+                body = await self._read_body(limit)
         except asyncio.TimeoutError:
             raise GatewayError(
                 408, f"body: not received within {timeout:g} seconds", param="body"
@@ -168,38 +171,39 @@ class Exchange:
             if not message.get("more_body", False):
                 return bytes(buf)
 
-    async def wait_disconnect(self) -> None:
-        """Return when the client has gone away (call after the body is read).
-
-        One task reads the server's messages for the whole exchange, so any
-        number of waiters can ask."""
+    def _watch_client_leave(self) -> None:
+        """Start the one task that reads the server's messages for the rest
+        of the exchange (after the body): a disconnect cancels the task
+        running ``unless_gone``'s work."""
         if self._watch is None:
             self._watch = asyncio.create_task(self._watch_client())
-        await self._gone.wait()
 
     async def _watch_client(self) -> None:
         while (await self._receive())["type"] != "http.disconnect":
             pass
         if not self._complete:  # servers say "disconnect" once the response is sent too
             self.disconnected = True
-            self._gone.set()
+            if self._working is not None:
+                self._working.cancel()
 
     async def unless_gone(self, work: Coroutine[Any, Any, _T]) -> _T:
         """``work``'s result, or ``ClientGone`` as soon as the client leaves:
         ``work`` is then cancelled, which closes whatever upstream it has open
-        and stops it before any fallback."""
-        task = asyncio.ensure_future(work)
-        gone = asyncio.ensure_future(self.wait_disconnect())
+        and stops it before any fallback. It runs in the caller's own task
+        (a task of its own and one to wait on both would cost two tasks a
+        request); the watch cancels that task, and the cancellation is the
+        client's when the watch has seen it leave."""
+        self._working = asyncio.current_task()
+        self._watch_client_leave()
         try:
-            await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+            return await work
+        except asyncio.CancelledError:
+            if self.disconnected:
+                forget_cancel(self._working)
+                raise ClientGone from None
+            raise
         finally:
-            gone.cancel()
-            if not task.done():
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
-        if task.cancelled():
-            raise ClientGone
-        return task.result()
+            self._working = None
 
     async def start(
         self, status: int, content_type: str, extra: dict[str, str] | None = None

@@ -245,6 +245,8 @@ async def _whole(
 def _header(value: str, redactor: Redactor) -> str:
     """An upstream header value as the client gets it: no secret, printable ASCII only."""
     text = redactor.whole(value.encode("utf-8", "replace")).decode("utf-8", "replace")
+    if text.isascii() and text.isprintable():
+        return text
     return "".join(c if " " <= c <= "~" else "?" for c in text)
 
 

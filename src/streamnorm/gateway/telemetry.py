@@ -142,10 +142,21 @@ _LOGGED = tuple(
 )
 
 
+@dataclass(frozen=True, slots=True)
+class _RouteMetrics:
+    """The series of one route (client API, upstream) that every request updates."""
+
+    tokens_in: Counter
+    tokens_out: Counter
+    duration: Histogram
+    ttfb: Histogram
+
+
 class Metrics:
     """Request, token and latency metrics by route (client API → upstream)."""
 
     def __init__(self) -> None:
+        self._routes: dict[tuple[str, str], _RouteMetrics] = {}
         self.registry = CollectorRegistry()
         labels = ("client_api", "upstream", "status")
         self.requests = Counter(
@@ -189,14 +200,27 @@ class Metrics:
     def observe(self, record: RequestRecord) -> None:
         api = record.client_api or "none"
         upstream = record.upstream or "none"
+        route = self._routes.get((api, upstream)) or self._route(api, upstream)
         self.requests.labels(api, upstream, str(record.status)).inc()
-        self.tokens.labels(api, upstream, "input").inc(record.input_tokens)
-        self.tokens.labels(api, upstream, "output").inc(record.output_tokens)
+        route.tokens_in.inc(record.input_tokens)
+        route.tokens_out.inc(record.output_tokens)
         if record.upstream is not None:
             self._price(record, api, upstream)
-        self.duration.labels(api, upstream).observe(record.duration_ms / 1000)
+        route.duration.observe(record.duration_ms / 1000)
         if record.ttfb_ms is not None:
-            self.ttfb.labels(api, upstream).observe(record.ttfb_ms / 1000)
+            route.ttfb.observe(record.ttfb_ms / 1000)
+
+    def _route(self, api: str, upstream: str) -> _RouteMetrics:
+        """The series of one route, looked up once (a label lookup takes a
+        lock and a dozen calls; a worker has a few routes)."""
+        route = _RouteMetrics(
+            self.tokens.labels(api, upstream, "input"),
+            self.tokens.labels(api, upstream, "output"),
+            self.duration.labels(api, upstream),
+            self.ttfb.labels(api, upstream),
+        )
+        self._routes[(api, upstream)] = route
+        return route
 
     def _price(self, record: RequestRecord, api: str, upstream: str) -> None:
         labels = (

@@ -101,6 +101,7 @@ class Translate:
         )
         self._array = JsonArray() if client_api == "google-generative-ai" and not sse else None
         self._started = False  # whether the upstream's Start has been read
+        self._opened = False  # whether the client's opening event has gone out
 
     @property
     def message(self) -> AssistantMessage:
@@ -123,7 +124,13 @@ class Translate:
         if not self._started:  # (the read that holds the Start: its usage first)
             self._started = any(type(event) is Start for event in events)
             events = usage_first(events)
-        return self._encode(events) + self._encoder.opening()
+        out = self._encode(events)
+        if self._opened:
+            return out
+        # (Whatever an encoder writes first begins with its opening event.)
+        out += self._encoder.opening()
+        self._opened = bool(out)
+        return out
 
     def close(self) -> bytes:
         return self._end(self._normalizer.flush())
