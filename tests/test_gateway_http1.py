@@ -16,6 +16,7 @@ from streamnorm.gateway.upstream import Clients, Outgoing, open_first
 
 from .test_gateway_upstream import (
     BODY,
+    Handler,
     Served,
     chunked,
     events,
@@ -44,8 +45,8 @@ async def test_a_gzip_body_is_decoded_in_bounded_items() -> None:
     assert max(map(len, items)) <= DECODED_ITEM
 
 
-async def test_a_content_coding_it_does_not_decode_is_refused() -> None:
-    answer = chunked([b"\x1b\x00\x00garbage"], headers=b"content-encoding: br\r\n")
+async def refusal(answer: bytes) -> GatewayError:
+    """The error a read of an upstream that answers ``answer`` ends in."""
     async with raw_server(keep_alive(answer)) as (url, _):
         clients = Clients()
         try:
@@ -53,7 +54,24 @@ async def test_a_content_coding_it_does_not_decode_is_refused() -> None:
                 await read_all(clients, upstream(url))
         finally:
             await clients.aclose()
-    assert caught.value.status == 502 and "content-encoding 'br'" in caught.value.message
+    return caught.value
+
+
+async def read_twice(handler: Handler) -> tuple[bytes, bytes, Served]:
+    """Two answers read one after the other from ``handler``'s server."""
+    async with raw_server(handler) as (url, served):
+        clients = Clients()
+        try:
+            first = await read_all(clients, upstream(url))
+            second = await read_all(clients, upstream(url))
+        finally:
+            await clients.aclose()
+    return b"".join(first), b"".join(second), served
+
+
+async def test_a_content_coding_it_does_not_decode_is_refused() -> None:
+    error = await refusal(chunked([b"\x1b\x00\x00garbage"], headers=b"content-encoding: br\r\n"))
+    assert error.status == 502 and "content-encoding 'br'" in error.message
 
 
 async def test_a_body_ended_by_the_connection_is_read_whole_and_not_kept() -> None:
@@ -67,15 +85,8 @@ async def test_a_body_ended_by_the_connection_is_read_whole_and_not_kept() -> No
         writer.write(answer)
         await writer.drain()
 
-    async with raw_server(once) as (url, served):
-        clients = Clients()
-        try:
-            first = await read_all(clients, upstream(url))
-            second = await read_all(clients, upstream(url))
-        finally:
-            await clients.aclose()
-    assert b"".join(first) == b"".join(second) == body
-    assert served.opened == 2
+    first, second, served = await read_twice(once)
+    assert first == second == body and served.opened == 2
 
 
 @pytest.mark.parametrize("header", [("x-a", "1\r\nx-b: 2"), ("x a", "1"), ("x-a", "1\x002")])
@@ -94,30 +105,16 @@ async def test_a_header_that_would_write_another_is_refused_unsent(
 
 
 async def test_a_head_beyond_the_limit_is_a_502() -> None:
-    head = b"HTTP/1.1 200 OK\r\n" + b"x-filler: " + b"a" * MAX_HEAD_BYTES + b"\r\n"
-    async with raw_server(keep_alive(head)) as (url, _):
-        clients = Clients()
-        try:
-            with pytest.raises(GatewayError) as caught:
-                await read_all(clients, upstream(url))
-        finally:
-            await clients.aclose()
-    assert caught.value.status == 502 and "limit" in caught.value.message
+    error = await refusal(b"HTTP/1.1 200 OK\r\nx-filler: " + b"a" * MAX_HEAD_BYTES + b"\r\n")
+    assert error.status == 502 and "limit" in error.message
 
 
 async def test_bytes_after_the_answer_spend_the_connection() -> None:
     """A second answer to one request: the first is read whole, the
     connection is not used again (the extra bytes would be read as the next
     request's answer)."""
-    async with raw_server(keep_alive(chunked(events()) * 2)) as (url, served):
-        clients = Clients()
-        try:
-            first = await read_all(clients, upstream(url))
-            second = await read_all(clients, upstream(url))
-        finally:
-            await clients.aclose()
-    assert b"".join(first) == b"".join(second) == b"".join(events())
-    assert served.opened == 2
+    first, second, served = await read_twice(keep_alive(chunked(events()) * 2))
+    assert first == second == b"".join(events()) and served.opened == 2
 
 
 def test_without_httptools_the_builtin_client_says_what_it_needs(
