@@ -40,7 +40,15 @@ from prometheus_client import (
 from ..messages import AssistantMessage
 from .state.ledger import key_label
 
-__all__ = ["LOGGER", "MAX_ECHO", "Metrics", "RequestRecord", "bounded", "key_label"]
+__all__ = [
+    "LOGGER",
+    "MAX_ECHO",
+    "MAX_MODEL_LABELS",
+    "Metrics",
+    "RequestRecord",
+    "bounded",
+    "key_label",
+]
 
 LOGGER = logging.getLogger("streamnorm.gateway")
 
@@ -48,6 +56,9 @@ LOGGER = logging.getLogger("streamnorm.gateway")
 MAX_ECHO = 512
 #: Most warnings a log line lists.
 _MAX_LOGGED_WARNINGS = 20
+
+#: Most distinct model names the cost metrics are labelled with, per worker.
+MAX_MODEL_LABELS = 1000
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 
@@ -157,6 +168,7 @@ class Metrics:
 
     def __init__(self) -> None:
         self._routes: dict[tuple[str, str], _RouteMetrics] = {}
+        self._models: set[str] = set()
         self.registry = CollectorRegistry()
         labels = ("client_api", "upstream", "status")
         self.requests = Counter(
@@ -227,12 +239,23 @@ class Metrics:
             record.client_key or "none",
             api,
             upstream,
-            record.upstream_model or record.model or "none",
+            self._model_label(record.upstream_model or record.model or "none"),
         )
         if record.cost_usd is not None:
             self.cost.labels(*labels).inc(record.cost_usd)
         else:
             self.unpriced.labels(*labels).inc()
+
+    def _model_label(self, model: str) -> str:
+        """``model``, or ``"other"`` once :data:`MAX_MODEL_LABELS` models have
+        been seen: on a route of every model (``"*"``) the name is the
+        client's, and each new series is memory the worker keeps."""
+        if model in self._models:
+            return model
+        if len(self._models) < MAX_MODEL_LABELS:
+            self._models.add(model)
+            return model
+        return "other"
 
     def render(self) -> tuple[bytes, str]:
         """The exposition text and its content type."""
