@@ -171,14 +171,9 @@ class Exchange:
             if not message.get("more_body", False):
                 return bytes(buf)
 
-    def _watch_client_leave(self) -> None:
-        """Start the one task that reads the server's messages for the rest
-        of the exchange (after the body): a disconnect cancels the task
-        running ``unless_gone``'s work."""
-        if self._watch is None:
-            self._watch = asyncio.create_task(self._watch_client())
-
     async def _watch_client(self) -> None:
+        """Read the server's messages for the rest of the exchange (after
+        the body): a disconnect cancels the task running ``unless_gone``'s work."""
         while (await self._receive())["type"] != "http.disconnect":
             pass
         if not self._complete:  # servers say "disconnect" once the response is sent too
@@ -194,7 +189,8 @@ class Exchange:
         request); the watch cancels that task, and the cancellation is the
         client's when the watch has seen it leave."""
         self._working = asyncio.current_task()
-        self._watch_client_leave()
+        if self._watch is None:
+            self._watch = asyncio.create_task(self._watch_client())
         try:
             return await work
         except asyncio.CancelledError:
