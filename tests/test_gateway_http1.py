@@ -124,3 +124,34 @@ def test_without_httptools_the_builtin_client_says_what_it_needs(
     monkeypatch.delitem(sys.modules, "streamnorm.gateway.http1")
     with pytest.raises(ValueError, match=r"httptools.*aiohttp"):
         Clients("builtin").open()
+
+
+async def test_reading_pauses_while_the_body_waits_unread() -> None:
+    """An upstream that sends far faster than the relay takes: the client
+    stops reading its socket once HIGH_WATER bytes wait, so the upstream's
+    writes stall instead of the worker buffering the whole body."""
+    piece = b"data: " + b"x" * (1 << 20) + b"\n\n"
+    sent = 0
+
+    async def flood(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter, served: Served
+    ) -> None:
+        nonlocal sent
+        await read_request(reader, served)
+        writer.write(chunked([])[: -len(b"0\r\n\r\n")])
+        for _ in range(64):
+            writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            await writer.drain()
+            sent += len(piece)
+        writer.write(b"0\r\n\r\n")
+
+    async with raw_server(flood) as (url, _):
+        clients = Clients()
+        try:
+            opened = await open_first(clients.get(), [upstream(url)], lambda _: BODY)
+            await asyncio.sleep(0.5)  # the relay takes nothing meanwhile
+            assert sent < 32 * len(piece)  # 64 MB unread would all be here by now
+            total = len(opened.first) + sum([len(item) async for item in opened.rest])
+        finally:
+            await clients.aclose()
+    assert total == 64 * len(piece) and sent == total
