@@ -5,13 +5,21 @@ client does alike is tested in test_gateway_upstream.py, on it too."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import datetime
 import gzip
+import ssl
 import sys
+from pathlib import Path
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from streamnorm.gateway.errors import GatewayError
-from streamnorm.gateway.http1 import DECODED_ITEM, MAX_HEAD_BYTES
+from streamnorm.gateway.http1 import DECODED_ITEM, MAX_HEAD_BYTES, BuiltinClient
 from streamnorm.gateway.upstream import Clients, Outgoing, open_first
 
 from .test_gateway_upstream import (
@@ -155,3 +163,72 @@ async def test_reading_pauses_while_the_body_waits_unread() -> None:
         finally:
             await clients.aclose()
     assert total == 64 * len(piece) and sent == total
+
+
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    """A certificate for ``localhost`` and its key, as PEM files in ``folder``."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = folder / "cert.pem", folder / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_file, key_file
+
+
+async def test_an_https_upstream_is_read_over_verified_tls(tmp_path: Path) -> None:
+    """TLS to the upstream's host by name: a certificate the client's
+    context trusts is read like plain HTTP (the connection kept); one the
+    default context does not trust is refused before any request is sent."""
+    cert, key = self_signed(tmp_path)
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_tls.load_cert_chain(cert, key)
+    served = Served()
+
+    async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        served.opened += 1
+        with contextlib.suppress(ConnectionError, ssl.SSLError):
+            await keep_alive(chunked(events()))(reader, writer, served)
+        writer.close()
+
+    server = await asyncio.start_server(connection, "127.0.0.1", 0, ssl=server_tls)
+    url = f"https://localhost:{server.sockets[0].getsockname()[1]}"
+    trusting = BuiltinClient(ssl.create_default_context(cafile=str(cert)), 4.0)
+    try:
+        for _ in range(2):
+            opened = await open_first(trusting, [upstream(url)], lambda _: BODY)
+            body = opened.first + b"".join([item async for item in opened.rest])
+            await opened.response.aclose()
+            assert body == b"".join(events())
+        assert served.opened == 1 and len(served.requests) == 2
+        assert served.requests[0].lower().startswith(b"post /v1/chat/completions http/1.1\r\n")
+        assert f"host: localhost:{url.rsplit(':', 1)[1]}".encode() in served.requests[0]
+        clients = Clients()
+        try:
+            with pytest.raises(GatewayError) as caught:
+                await open_first(clients.get(), [upstream(url)], lambda _: BODY)
+        finally:
+            await clients.aclose()
+        assert caught.value.status == 502 and len(served.requests) == 2
+    finally:
+        await trusting.aclose()
+        server.close()
+        await server.wait_closed()
