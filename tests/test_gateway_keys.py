@@ -355,6 +355,16 @@ def _sample(app: Any, name: str, **labels: str) -> float:
 
 
 @needs_fixtures
+def _written(ledger: Ledger, n: int) -> list[dict[str, Any]]:
+    """The ledger's rows once ``n`` are written (a row is written after its
+    response has gone: the last ones may lag the client by a moment), or
+    after 5 s, whatever there is then."""
+    deadline = time.monotonic() + 5.0
+    while len(rows := ledger.rows()) < n and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return rows
+
+
 def test_the_ledger_sums_equal_the_prometheus_counters_after_1000_requests(
     upstream: str, tmp_path: Path
 ) -> None:
@@ -375,7 +385,7 @@ def test_the_ledger_sums_equal_the_prometheus_counters_after_1000_requests(
             answers = list(pool.map(lambda j: call(gw.url, j[0], j[1], j[3], stream=j[2]), jobs))
         statuses = {a.status_code for a in answers}
         assert {200, 404, 429} <= statuses, statuses
-        rows = ledger.rows()
+        rows = _written(ledger, 1000)
     assert len(rows) == 1000 == _sample(app, "streamnorm_gateway_requests_total")
     for direction, column in (("input", "input_tokens"), ("output", "output_tokens")):
         counted = _sample(app, "streamnorm_gateway_tokens_total", direction=direction)
