@@ -12,7 +12,7 @@ import json
 import re
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -302,14 +302,25 @@ def test_a_budget_stops_requests_once_spent(upstream: str, tmp_path: Path, api: 
         assert spent[0]["cost_usd"] > 1e-9
 
 
-def _wait_for_row(ledger: Ledger, request_id: str) -> None:
-    """The row of a finished request is written just after its answer: wait for it."""
+def _rows_once(
+    ledger: Ledger, done: Callable[[list[dict[str, Any]]], bool], what: str
+) -> list[dict[str, Any]]:
+    """The ledger's rows once ``done`` holds of them: a finished request's
+    row is written just after its answer has gone (at most 10 s)."""
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if any(r["request_id"] == request_id and r["status"] for r in ledger.rows()):
-            return
+    while not done(rows := ledger.rows()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the ledger never held {what}")
         time.sleep(0.02)
-    raise AssertionError(f"no ledger row for {request_id}")
+    return rows
+
+
+def _wait_for_row(ledger: Ledger, request_id: str) -> None:
+    _rows_once(
+        ledger,
+        lambda rows: any(r["request_id"] == request_id and r["status"] for r in rows),
+        f"a row for {request_id}",
+    )
 
 
 @needs_fixtures
@@ -355,16 +366,6 @@ def _sample(app: Any, name: str, **labels: str) -> float:
 
 
 @needs_fixtures
-def _written(ledger: Ledger, n: int) -> list[dict[str, Any]]:
-    """The ledger's rows once ``n`` are written (a row is written after its
-    response has gone: the last ones may lag the client by a moment), or
-    after 5 s, whatever there is then."""
-    deadline = time.monotonic() + 5.0
-    while len(rows := ledger.rows()) < n and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return rows
-
-
 def test_the_ledger_sums_equal_the_prometheus_counters_after_1000_requests(
     upstream: str, tmp_path: Path
 ) -> None:
@@ -385,7 +386,7 @@ def test_the_ledger_sums_equal_the_prometheus_counters_after_1000_requests(
             answers = list(pool.map(lambda j: call(gw.url, j[0], j[1], j[3], stream=j[2]), jobs))
         statuses = {a.status_code for a in answers}
         assert {200, 404, 429} <= statuses, statuses
-        rows = _written(ledger, 1000)
+        rows = _rows_once(ledger, lambda rows: len(rows) >= 1000, "1,000 rows")
     assert len(rows) == 1000 == _sample(app, "streamnorm_gateway_requests_total")
     for direction, column in (("input", "input_tokens"), ("output", "output_tokens")):
         counted = _sample(app, "streamnorm_gateway_tokens_total", direction=direction)

@@ -39,7 +39,7 @@ import asyncio
 import re
 import ssl
 import zlib
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import cast
 from urllib.parse import urlsplit
 
@@ -110,7 +110,7 @@ class BuiltinClient:
         except BaseException:  # cancelled: the client left while the head was awaited
             conn.close()
             raise
-        response = _Response(conn, self._idle_after(conn))
+        response = _Response(conn)
         return response, response.body(upstream.timeout)
 
     def _reuse(self, key: Key) -> _Connection | None:
@@ -123,7 +123,7 @@ class BuiltinClient:
 
     async def _connect(self, upstream: Upstream, key: Key, tls: bool) -> _Connection:
         loop = asyncio.get_running_loop()
-        conn = _Connection(key, self._open)
+        conn = _Connection(self._open, self._idle.setdefault(key, {}), self._keepalive)
         try:
             await asyncio.wait_for(
                 loop.create_connection(
@@ -142,11 +142,6 @@ class BuiltinClient:
             conn.close()
             raise UpstreamBroke(f"upstream {upstream.name} is unreachable") from None
         return conn
-
-    def _idle_after(self, conn: _Connection) -> Callable[[], None]:
-        """What a connection whose answer was read whole does: back to its
-        pool, closed after ``keepalive`` seconds unless reused first."""
-        return lambda: conn.rest(self._idle.setdefault(conn.key, {}), self._keepalive)
 
     async def aclose(self) -> None:
         for conn in list(self._open):
@@ -180,12 +175,14 @@ class _Connection(asyncio.Protocol):
     callbacks only append and set flags; the reader wakes once per read.
     """
 
-    def __init__(self, key: Key, registry: set[_Connection]) -> None:
-        self.key = key
-        self._registry = registry
+    def __init__(
+        self, registry: set[_Connection], pool: dict[_Connection, None], keepalive: float
+    ) -> None:
+        self._registry = registry  # the client's open connections
+        self._pool = pool  # the idle connections of this one's host
+        self._keepalive = keepalive
         self._transport: asyncio.Transport | None = None
         self._waiter: asyncio.Future[None] | None = None
-        self._home: dict[_Connection, None] | None = None
         self._idle_timer: asyncio.TimerHandle | None = None
         self.closed = False
         self._begin(None)
@@ -221,10 +218,10 @@ class _Connection(asyncio.Protocol):
         try:
             self._parser.feed_data(data)
         except (httptools.HttpParserError, httptools.HttpParserUpgrade):
-            self._fail(UpstreamBroke("the upstream's answer is not HTTP/1.1"))
+            self.fail(UpstreamBroke("the upstream's answer is not HTTP/1.1"))
             return
         if not self.head_done and self._head_bytes > MAX_HEAD_BYTES:
-            self._fail(UpstreamBroke("the upstream's headers exceed the gateway's limit"))
+            self.fail(UpstreamBroke("the upstream's headers exceed the gateway's limit"))
             return
         if self._queued > HIGH_WATER and self._transport is not None:
             self._transport.pause_reading()
@@ -232,9 +229,7 @@ class _Connection(asyncio.Protocol):
         self._wake()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.closed = True
-        self._registry.discard(self)
-        self._leave_pool()
+        self._forget()
         if self._parser is not None and not self.complete and self.error is None:
             if self.head_done and self._to_eof():
                 self.complete = True
@@ -270,11 +265,9 @@ class _Connection(asyncio.Protocol):
     # -- the reader's side -----------------------------------------------------
 
     def ready(self) -> bool:
-        """Whether this idle connection can carry a request (its timer stopped)."""
-        if self._idle_timer is not None:
-            self._idle_timer.cancel()
-            self._idle_timer = None
-        self._home = None
+        """Whether this connection, just taken from the pool, can carry a
+        request (its idle timer stopped)."""
+        self._stop_idle_timer()
         return not self.closed and self._transport is not None
 
     def send(self, request: bytes) -> None:
@@ -308,38 +301,36 @@ class _Connection(asyncio.Protocol):
         """Whether the connection can serve another request (answer read whole)."""
         return self.complete and self._keep_alive and not self.closed and self.error is None
 
-    def rest(self, home: dict[_Connection, None], seconds: float) -> None:
-        """Back to ``home``, the idle connections of its host, for ``seconds``."""
+    def rest(self) -> None:
+        """Back to the pool of its host, closed after ``keepalive`` seconds
+        unless reused first."""
         self._parser = None
-        self._home = home
-        home[self] = None
-        self._idle_timer = asyncio.get_running_loop().call_later(seconds, self.close)
-
-    def fail(self, error: Exception) -> None:
-        """End the answer with ``error`` (an idle timeout) and close."""
-        self._fail(error)
+        self._pool[self] = None
+        self._idle_timer = asyncio.get_running_loop().call_later(self._keepalive, self.close)
 
     def close(self) -> None:
         if self._transport is not None and not self.closed:
             self._transport.close()
-        self.closed = True
-        self._registry.discard(self)
-        self._leave_pool()
+        self._forget()
 
-    def _fail(self, error: Exception) -> None:
+    def fail(self, error: Exception) -> None:
         """Close; the answer fails with ``error`` unless it was whole already."""
         if self.error is None and not self.complete:
             self.error = error
         self.close()
         self._wake()
 
-    def _leave_pool(self) -> None:
+    def _forget(self) -> None:
+        """Closed: out of the client's connections and of the pool."""
+        self.closed = True
+        self._registry.discard(self)
+        self._pool.pop(self, None)
+        self._stop_idle_timer()
+
+    def _stop_idle_timer(self) -> None:
         if self._idle_timer is not None:
             self._idle_timer.cancel()
             self._idle_timer = None
-        if self._home is not None:
-            self._home.pop(self, None)
-            self._home = None
 
     def _wake(self) -> None:
         waiter, self._waiter = self._waiter, None
@@ -378,11 +369,10 @@ class _Response:
     """An answer whose head has been read, as a :class:`Response`; closing it
     closes the connection unless the body was read whole (it is pooled then)."""
 
-    __slots__ = ("_conn", "_pooled", "_rest", "headers", "status_code")
+    __slots__ = ("_conn", "_pooled", "headers", "status_code")
 
-    def __init__(self, conn: _Connection, rest: Callable[[], None]) -> None:
+    def __init__(self, conn: _Connection) -> None:
         self._conn = conn
-        self._rest = rest
         self._pooled = False  # once pooled, the connection may carry another request
         self.status_code = conn.status
         self.headers = _Headers(conn.headers)
@@ -408,7 +398,7 @@ class _Response:
                     tail = decoder.flush() if decoder is not None else b""
                     if conn.keeps():
                         self._pooled = True
-                        self._rest()
+                        conn.rest()
                     if tail:
                         yield tail
                     return

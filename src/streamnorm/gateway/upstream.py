@@ -395,26 +395,26 @@ class IdleWatch:
     consumer spends elsewhere (writing to a slow client) does not count.
     ``expire`` is called with the :class:`UpstreamTimeout` that ends the read."""
 
-    __slots__ = ("_expire", "_handle", "_seconds", "loop", "since")
+    __slots__ = ("_expire", "_handle", "_loop", "_seconds", "since")
 
     def __init__(self, expire: Callable[[Exception], None], seconds: float) -> None:
-        self.loop = asyncio.get_running_loop()
+        self._loop = asyncio.get_running_loop()
         self._expire = expire
         self._seconds = seconds
         #: When the pending read began (None: no read pending).
         self.since: float | None = None
-        self._handle = self.loop.call_later(seconds, self._check)
+        self._handle = self._loop.call_later(seconds, self._check)
 
     def start(self) -> None:
-        self.since = self.loop.time()
+        self.since = self._loop.time()
 
     def _check(self) -> None:
         since = self.since
-        if since is not None and self.loop.time() - since >= self._seconds:
+        if since is not None and self._loop.time() - since >= self._seconds:
             self._expire(UpstreamTimeout("the upstream stopped sending"))
             return
-        due = self.loop.time() if since is None else since
-        self._handle = self.loop.call_at(due + self._seconds, self._check)
+        due = self._loop.time() if since is None else since
+        self._handle = self._loop.call_at(due + self._seconds, self._check)
 
     def stop(self) -> None:
         self._handle.cancel()
