@@ -28,3 +28,21 @@ def test_client_chosen_model_names_label_a_bounded_number_of_series() -> None:
     models = {model: float(count) for model, count in line.findall(text)}
     assert len(models) == MAX_MODEL_LABELS + 1
     assert models["other"] == 50 and models["made-up-0"] == 2
+
+
+def test_requests_are_counted_by_route_and_status() -> None:
+    """The request counter's series, kept per route once made, count each
+    status of each route apart."""
+    metrics = Metrics()
+    for status, upstream in ((200, "chat"), (200, "chat"), (404, "chat"), (200, "other")):
+        record = answered("m")
+        record.status, record.upstream = status, upstream
+        metrics.observe(record)
+    text = metrics.render()[0].decode()
+    series = re.compile(r"^streamnorm_gateway_requests_total\{(.*)\} (\S+)$", re.M)
+    counts = {labels: float(n) for labels, n in series.findall(text)}
+    assert counts == {
+        'client_api="openai-completions",status="200",upstream="chat"': 2.0,
+        'client_api="openai-completions",status="404",upstream="chat"': 1.0,
+        'client_api="openai-completions",status="200",upstream="other"': 1.0,
+    }

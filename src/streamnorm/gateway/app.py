@@ -37,7 +37,7 @@ from .listing import Listing, list_body, model_body
 from .otel import Tracing
 from .proxy import Proxy
 from .stored import StoredResponses, stored_path
-from .telemetry import LOGGER, Metrics, RequestRecord, bounded
+from .telemetry import Metrics, RequestRecord, bounded, log_info
 from .upstream import Clients
 
 __all__ = ["Gateway", "create_app"]
@@ -105,7 +105,7 @@ class Gateway:
             finally:
                 ex.release()
                 record.finish()
-                LOGGER.info(record.line())
+                log_info(record.line())
                 self.metrics.observe(record)
                 if door is not None and record.status != 401:
                     await self.accounts.record(record)

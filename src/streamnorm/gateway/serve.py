@@ -41,7 +41,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .app import Gateway, create_app
 from .config import GatewayConfig, load_config
-from .telemetry import LOGGER
+from .telemetry import LOGGER, Lines
 
 __all__ = [
     "CONFIG_ENV",
@@ -65,9 +65,7 @@ def app_from_env() -> Gateway:
 def _log_to_stderr() -> None:
     """The request log lines go to stderr as they are: one JSON object a line."""
     if not LOGGER.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        LOGGER.addHandler(handler)
+        LOGGER.addHandler(Lines(sys.stderr))
         LOGGER.setLevel(logging.INFO)
         LOGGER.propagate = False
 
@@ -101,12 +99,16 @@ def run(config: str, *, host: str, port: int, workers: int, log_level: str = "in
 
 def server_options(config: GatewayConfig) -> dict[str, Any]:
     """uvicorn's settings for serving ``config``: the guarded protocol, h11's
-    own head limit set to the same bound, no access log."""
+    own head limit set to the same bound, no access log, and no
+    ``X-Forwarded-*`` rewriting: the gateway reads no client address or
+    scheme, and the middleware was one more coroutine that each event of a
+    stream passes through."""
     return {
         "http": protocol_class(),
         "h11_max_incomplete_event_size": config.max_head_bytes,
         "ws": "none",
         "access_log": False,
+        "proxy_headers": False,
         "timeout_graceful_shutdown": 5,
     }
 

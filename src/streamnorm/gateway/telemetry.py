@@ -22,11 +22,13 @@ them (docs/gateway.md).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import time
 from dataclasses import dataclass, field, fields
+from typing import TextIO
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -44,13 +46,54 @@ __all__ = [
     "LOGGER",
     "MAX_ECHO",
     "MAX_MODEL_LABELS",
+    "Lines",
     "Metrics",
     "RequestRecord",
     "bounded",
     "key_label",
+    "log_info",
 ]
 
 LOGGER = logging.getLogger("streamnorm.gateway")
+
+
+class Lines(logging.StreamHandler):  # type: ignore[type-arg]
+    """The gateway's own log destination (``streamnorm serve`` installs it):
+    each message on a line of its own, as it is."""
+
+    def __init__(self, stream: TextIO) -> None:
+        super().__init__(stream)
+        self.setFormatter(logging.Formatter("%(message)s"))
+
+    def write(self, text: str) -> None:
+        """``text`` and a line end, as :meth:`emit` writes a record of it."""
+        with self.lock or contextlib.nullcontext():
+            self.stream.write(text + self.terminator)
+            self.flush()
+
+
+def log_info(text: str) -> None:
+    """``LOGGER.info(text)``. Where :class:`Lines` is the logger's one
+    destination, with no filter and no propagation, the line is written to
+    it directly: the same bytes, without making a ``LogRecord`` and walking
+    up the stack for its caller (several times the cost of the write, once
+    a request). Anything else that could see the record gets it from
+    ``logging`` as before."""
+    handlers = LOGGER.handlers
+    if (
+        len(handlers) == 1
+        and type(handlers[0]) is Lines
+        and not (LOGGER.propagate or LOGGER.filters or handlers[0].filters)
+        and handlers[0].level <= logging.INFO
+        and LOGGER.isEnabledFor(logging.INFO)
+    ):
+        try:
+            handlers[0].write(text)
+            return
+        except Exception:  # a failed write is reported the logging module's way, below
+            pass
+    LOGGER.info(text)
+
 
 #: Most characters of one client-chosen string a log line or error message repeats.
 MAX_ECHO = 512
@@ -143,8 +186,10 @@ class RequestRecord:
         data["warnings"] = warnings
         if self.content is not None:
             data["content"] = self.content
-        return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+        return _LINE_JSON(data)
 
+
+_LINE_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 #: The fields a log line holds, in order (``content`` only when kept, no
 #: message object, no clock reading).
@@ -161,6 +206,8 @@ class _RouteMetrics:
     tokens_out: Counter
     duration: Histogram
     ttfb: Histogram
+    #: The request counter's series of this route, by status, as they come.
+    requests: dict[int, Counter] = field(default_factory=dict)
 
 
 class Metrics:
@@ -213,7 +260,12 @@ class Metrics:
         api = record.client_api or "none"
         upstream = record.upstream or "none"
         route = self._routes.get((api, upstream)) or self._route(api, upstream)
-        self.requests.labels(api, upstream, str(record.status)).inc()
+        requests = route.requests.get(record.status)
+        if requests is None:
+            requests = route.requests[record.status] = self.requests.labels(
+                api, upstream, str(record.status)
+            )
+        requests.inc()
         route.tokens_in.inc(record.input_tokens)
         route.tokens_out.inc(record.output_tokens)
         if record.upstream is not None:
