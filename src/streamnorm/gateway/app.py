@@ -97,7 +97,7 @@ class Gateway:
         door = find_door(ex.method, ex.path)
         with self._traced(ex, door):
             try:
-                await self._dispatch(ex)
+                await self._dispatch(ex, door)
             except GatewayError as exc:
                 await self._fail(ex, exc)
             except ClientGone:
@@ -139,8 +139,7 @@ class Gateway:
         except ClientGone:
             ex.record.disconnected = True
 
-    async def _dispatch(self, ex: Exchange) -> None:
-        door = find_door(ex.method, ex.path)
+    async def _dispatch(self, ex: Exchange, door: Door | None) -> None:
         if door is not None:
             await self._front_door(ex, door)
         elif ex.method == "GET" and ex.path == "/healthz":

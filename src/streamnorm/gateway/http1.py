@@ -123,7 +123,7 @@ class BuiltinClient:
 
     async def _connect(self, upstream: Upstream, key: Key, tls: bool) -> _Connection:
         loop = asyncio.get_running_loop()
-        conn = _Connection(self._open, self._idle.setdefault(key, {}), self._keepalive)
+        conn = _Connection(self._open, self._idle.setdefault(key, {}), self._keepalive, loop)
         try:
             await asyncio.wait_for(
                 loop.create_connection(
@@ -176,11 +176,18 @@ class _Connection(asyncio.Protocol):
     """
 
     def __init__(
-        self, registry: set[_Connection], pool: dict[_Connection, None], keepalive: float
+        self,
+        registry: set[_Connection],
+        pool: dict[_Connection, None],
+        keepalive: float,
+        loop: asyncio.AbstractEventLoop,
     ) -> None:
         self._registry = registry  # the client's open connections
         self._pool = pool  # the idle connections of this one's host
         self._keepalive = keepalive
+        # (Its own loop, not asked for at each read: on Python 3.11 every
+        # asking is a getpid system call.)
+        self._loop = loop
         self._transport: asyncio.Transport | None = None
         self._waiter: asyncio.Future[None] | None = None
         self._idle_timer: asyncio.TimerHandle | None = None
@@ -284,7 +291,7 @@ class _Connection(asyncio.Protocol):
 
     def next_read(self) -> asyncio.Future[None]:
         """Done at the next read, the answer's end or a failure."""
-        self._waiter = asyncio.get_running_loop().create_future()
+        self._waiter = self._loop.create_future()
         return self._waiter
 
     def take(self) -> bytes:
@@ -306,7 +313,7 @@ class _Connection(asyncio.Protocol):
         unless reused first."""
         self._parser = None
         self._pool[self] = None
-        self._idle_timer = asyncio.get_running_loop().call_later(self._keepalive, self.close)
+        self._idle_timer = self._loop.call_later(self._keepalive, self.close)
 
     def close(self) -> None:
         if self._transport is not None and not self.closed:
