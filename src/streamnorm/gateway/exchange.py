@@ -103,9 +103,8 @@ class Exchange:
     ) -> None:
         self.method: str = scope["method"]
         self.path: str = scope["path"]
-        self.query: dict[str, str] = dict(
-            parse_qsl(scope.get("query_string", b"").decode("latin-1"))
-        )
+        query: bytes = scope.get("query_string", b"")
+        self.query: dict[str, str] = dict(parse_qsl(query.decode("latin-1"))) if query else {}
         self.headers: dict[str, str] = {}
         for name, value in scope.get("headers", []):
             key = name.decode("latin-1").lower()
