@@ -105,3 +105,10 @@ def test_a_failed_write_is_reported_the_logging_way(capsys: pytest.CaptureFixtur
         lines.close()
         log_info("a line")
     assert "Logging error" in capsys.readouterr().err
+
+
+def test_a_formatter_set_on_the_handler_formats_every_line() -> None:
+    with served() as lines:
+        LOGGER.handlers[0].setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+        log_info("a line")
+    assert lines.getvalue() == "INFO a line\n"

@@ -63,7 +63,13 @@ class Lines(logging.StreamHandler):  # type: ignore[type-arg]
 
     def __init__(self, stream: TextIO) -> None:
         super().__init__(stream)
-        self.setFormatter(logging.Formatter("%(message)s"))
+        self._plain = logging.Formatter("%(message)s")
+        self.setFormatter(self._plain)
+
+    @property
+    def plain(self) -> bool:
+        """Whether a record is written as its message (no other formatter set since)."""
+        return self.formatter is self._plain
 
     def write(self, text: str) -> None:
         """``text`` and a line end, as :meth:`emit` writes a record of it."""
@@ -74,8 +80,8 @@ class Lines(logging.StreamHandler):  # type: ignore[type-arg]
 
 def log_info(text: str) -> None:
     """``LOGGER.info(text)``. Where :class:`Lines` is the logger's one
-    destination, with no filter and no propagation, the line is written to
-    it directly: the same bytes, without making a ``LogRecord`` and walking
+    destination, with its own formatter, no filter and no propagation, the
+    line is written to it directly: the same bytes, without making a ``LogRecord`` and walking
     up the stack for its caller (several times the cost of the write, once
     a request). Anything else that could see the record gets it from
     ``logging`` as before."""
@@ -83,6 +89,7 @@ def log_info(text: str) -> None:
     if (
         len(handlers) == 1
         and type(handlers[0]) is Lines
+        and handlers[0].plain
         and not (LOGGER.propagate or LOGGER.filters or handlers[0].filters)
         and handlers[0].level <= logging.INFO
         and LOGGER.isEnabledFor(logging.INFO)
