@@ -27,6 +27,7 @@ __all__ = [
     "Receive",
     "Scope",
     "Send",
+    "printable",
     "warnings_header",
 ]
 
@@ -57,7 +58,15 @@ def warnings_header(warnings: Sequence[str]) -> str:
 def _header_text(text: str) -> str:
     """``text`` as a safe header value: printable ASCII only, bounded (a
     warning may quote a name the client chose)."""
-    return "".join(c if " " <= c <= "~" else "?" for c in text[:_MAX_HEADER])
+    return printable(text[:_MAX_HEADER])
+
+
+def printable(text: str) -> str:
+    """``text`` with every character but printable ASCII as ``?`` (a header
+    value cannot carry them); text that has none comes back as it is."""
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(c if " " <= c <= "~" else "?" for c in text)
 
 
 class ClientGone(Exception):

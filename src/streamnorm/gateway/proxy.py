@@ -26,7 +26,7 @@ from ..messages import AssistantMessage, StopReason
 from .config import GatewayConfig, Route
 from .doors import ClientCall
 from .errors import GatewayError, Redactor, redact, upstream_message
-from .exchange import Exchange
+from .exchange import Exchange, printable
 from .outgoing import ClientRequest
 from .relay import Passthrough, Relay
 from .state import new_response_id
@@ -244,10 +244,7 @@ async def _whole(
 
 def _header(value: str, redactor: Redactor) -> str:
     """An upstream header value as the client gets it: no secret, printable ASCII only."""
-    text = redactor.whole(value.encode("utf-8", "replace")).decode("utf-8", "replace")
-    if text.isascii() and text.isprintable():
-        return text
-    return "".join(c if " " <= c <= "~" else "?" for c in text)
+    return printable(redactor.whole(value.encode("utf-8", "replace")).decode("utf-8", "replace"))
 
 
 async def _read_rest(rest: AsyncIterator[bytes], guard: _Guard, limit: int) -> bytes:

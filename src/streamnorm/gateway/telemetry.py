@@ -23,7 +23,6 @@ them (docs/gateway.md).
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import time
@@ -39,6 +38,7 @@ from prometheus_client import (
     multiprocess,
 )
 
+from .._json import dumps_compact
 from ..messages import AssistantMessage
 from .state.ledger import key_label
 
@@ -193,10 +193,8 @@ class RequestRecord:
         data["warnings"] = warnings
         if self.content is not None:
             data["content"] = self.content
-        return _LINE_JSON(data)
+        return dumps_compact(data)
 
-
-_LINE_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 #: The fields a log line holds, in order (``content`` only when kept, no
 #: message object, no clock reading).
