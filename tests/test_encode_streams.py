@@ -641,3 +641,29 @@ def test_foreign_thinking_rides_on_the_signed_function_call_for_gemini_clients(
         TextBlock("Checking."),
         replace(call, signature=None, raw_arguments=back.content[2].raw_arguments),  # type: ignore[union-attr]
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["plain", 'quote " and \\ backslash', "line\nbreak\ttab\r", "ünï 字 😀", "\x00\x1f\x7f", ""],
+)
+def test_a_text_delta_to_the_open_anthropic_block_is_the_general_frame(text: str) -> None:
+    """The open block's next text piece is written from a template (the
+    commonest event of a stream): the same bytes as the general frame, at
+    the block's wire index, which the SDK reads back as the text."""
+    from streamnorm.providers.wire_writer import frame
+
+    encoder = StreamEncoder("anthropic-messages", model="m")
+    encoder.feed(Start("openai-completions", "m", "r1"))
+    for index in (0, 1):
+        opened = encoder.feed(TextDelta(index, "first"))
+        assert b"content_block_start" in opened
+        written = encoder.feed(TextDelta(index, text))
+        payload = {
+            "type": "content_block_delta",
+            "index": index,
+            "delta": {"type": "text_delta", "text": text},
+        }
+        assert written == frame(payload, "content_block_delta")
+        data = written.split(b"data: ", 1)[1]
+        assert json.loads(data)["delta"]["text"] == text

@@ -69,7 +69,11 @@ class StreamEncoder:
     carry none). Feeding after ``close()`` raises ``RuntimeError``.
     """
 
-    __slots__ = ("_writer", "api")
+    __slots__ = ("_writer", "api", "feed")
+
+    #: ``feed(event)``: the bytes ``event`` completes; the API's writer's own
+    #: method, bound once (a call less on every event).
+    feed: Callable[[Event], bytes]
 
     def __init__(
         self,
@@ -86,9 +90,7 @@ class StreamEncoder:
         self._writer = _ENCODERS[self.api](
             model=model, response_id=response_id, created=created, provider=provider, **echo
         )
-
-    def feed(self, event: Event) -> bytes:
-        return self._writer.feed(event)
+        self.feed = self._writer.feed
 
     def opening(self) -> bytes:
         """The stream's opening event now, when ``api`` has one that needs no

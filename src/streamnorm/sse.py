@@ -428,7 +428,9 @@ class SSEDecoder(Generic[_Item]):
         `feed` would have returned. Comments are `Comment` values, as in
         `feed`. `SSELimitError.events` holds `RawEvent` tuples here.
         """
-        if len(chunk) <= _SLICE:  # (_decode's first step, taken here: one call less)
+        if len(chunk) <= _SLICE:  # (_decode's first steps, taken here: calls less)
+            if not (self._prelude or self._line_mode) and len(self._buf) <= _SMALL:
+                return self._feed_blocks(chunk)  # (the steady state of _decode_slice)
             return self._decode_slice(chunk, True)
         return self._decode(chunk, True)
 

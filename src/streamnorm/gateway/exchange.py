@@ -10,7 +10,7 @@ whole of its server interface.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Coroutine, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Generator, MutableMapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
@@ -97,6 +97,37 @@ class Budget:
 
     def give(self, n: int) -> None:
         self.held -= n
+
+
+class _Resumed:
+    """The rest of a coroutine that was stepped outside a task and stopped at
+    ``waited`` (the future it waits for), as an awaitable: the task that
+    awaits it waits for that future, then drives the coroutine on."""
+
+    __slots__ = ("_coro", "_waited")
+
+    def __init__(self, coro: Coroutine[Any, Any, None], waited: Any) -> None:
+        self._coro = coro
+        self._waited = waited
+
+    def __await__(self) -> Generator[Any, Any, None]:
+        coro, waited = self._coro, self._waited
+        while True:
+            try:
+                sent = yield waited
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:  # (cancelled: the coroutine sees it where it waits)
+                try:
+                    waited = coro.throw(exc)
+                except StopIteration:
+                    return
+            else:
+                try:
+                    waited = coro.send(sent)
+                except StopIteration:
+                    return
 
 
 class Exchange:
@@ -237,6 +268,19 @@ class Exchange:
         except OSError:  # the server's way of saying the client is gone
             self.disconnected = True
             raise ClientGone from None
+
+    def write_now(self, chunk: bytes) -> Awaitable[None] | None:
+        """``write(chunk)`` run as far as it goes at once, outside any task (a
+        callback's): None once the bytes are handed to the server, which is
+        every time the client keeps up (uvicorn waits only while the client's
+        socket is full). Otherwise what is left of the write, for a task to
+        await; ``ClientGone`` as ``write`` raises it."""
+        writing = self.write(chunk)
+        try:
+            waited = writing.send(None)
+        except StopIteration:
+            return None
+        return _Resumed(writing, waited)
 
     async def respond(
         self, status: int, content_type: str, body: bytes, extra: dict[str, str] | None = None

@@ -39,7 +39,7 @@ import asyncio
 import re
 import ssl
 import zlib
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import cast
 from urllib.parse import urlsplit
 
@@ -110,8 +110,8 @@ class BuiltinClient:
         except BaseException:  # cancelled: the client left while the head was awaited
             conn.close()
             raise
-        response = _Response(conn)
-        return response, response.body(upstream.timeout)
+        response = _Response(conn, upstream.timeout)
+        return response, response.body()
 
     def _reuse(self, key: Key) -> _Connection | None:
         idle = self._idle.get(key)
@@ -187,9 +187,11 @@ class _Connection(asyncio.Protocol):
         self._keepalive = keepalive
         # (Its own loop, not asked for at each read: on Python 3.11 every
         # asking is a getpid system call.)
-        self._loop = loop
+        self.loop = loop
         self._transport: asyncio.Transport | None = None
         self._waiter: asyncio.Future[None] | None = None
+        #: Called at each read instead of waking a waiter, while a body is piped.
+        self.reader: Callable[[], None] | None = None
         self._idle_timer: asyncio.TimerHandle | None = None
         self.closed = False
         self._begin(None)
@@ -291,7 +293,7 @@ class _Connection(asyncio.Protocol):
 
     def next_read(self) -> asyncio.Future[None]:
         """Done at the next read, the answer's end or a failure."""
-        self._waiter = self._loop.create_future()
+        self._waiter = self.loop.create_future()
         return self._waiter
 
     def take(self) -> bytes:
@@ -313,7 +315,7 @@ class _Connection(asyncio.Protocol):
         unless reused first."""
         self._parser = None
         self._pool[self] = None
-        self._idle_timer = self._loop.call_later(self._keepalive, self.close)
+        self._idle_timer = self.loop.call_later(self._keepalive, self.close)
 
     def close(self) -> None:
         if self._transport is not None and not self.closed:
@@ -340,6 +342,9 @@ class _Connection(asyncio.Protocol):
             self._idle_timer = None
 
     def _wake(self) -> None:
+        if self.reader is not None:
+            self.reader()
+            return
         waiter, self._waiter = self._waiter, None
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
@@ -374,46 +379,119 @@ class _Headers(Mapping[str, str]):
 
 class _Response:
     """An answer whose head has been read, as a :class:`Response`; closing it
-    closes the connection unless the body was read whole (it is pooled then)."""
+    closes the connection unless the body was read whole (it is pooled then).
 
-    __slots__ = ("_conn", "_pooled", "headers", "status_code")
+    Its body is read either as an async iterator (:meth:`body`) or piped
+    (:meth:`pipe`), or the one after the other: both take what the reads
+    brought through :meth:`_step`, which keeps the one decoder."""
 
-    def __init__(self, conn: _Connection) -> None:
+    __slots__ = ("_coding", "_conn", "_decoder", "_idle", "_pooled", "headers", "status_code")
+
+    def __init__(self, conn: _Connection, idle: float) -> None:
         self._conn = conn
+        self._idle = idle  # the longest wait for body bytes
         self._pooled = False  # once pooled, the connection may carry another request
         self.status_code = conn.status
         self.headers = _Headers(conn.headers)
+        coding = self.headers.get("content-encoding", "").strip().lower()
+        self._coding = "" if coding == "identity" else coding
+        self._decoder: zlib._Decompress | None = None
 
     async def aclose(self) -> None:
         if not self._pooled:
             self._conn.close()
 
-    async def body(self, idle: float) -> AsyncIterator[bytes]:
+    def _step(self) -> Iterator[bytes] | None:
+        """The body bytes the reads brought since the last step, decoded
+        (nothing when none came); None once the body has ended, its
+        connection then pooled if it can be. Raises the read's error."""
         conn = self._conn
-        decoder = _decoder(self.headers.get("content-encoding", ""))
-        watch = IdleWatch(conn.fail, idle)
+        if self._pooled:  # (the connection may carry another answer now)
+            return None
+        if self._coding and self._decoder is None:
+            self._decoder = _decoder(self._coding)
+        decoder = self._decoder
+        if conn.body:
+            data = conn.take()
+            return _decoded(decoder, data) if decoder is not None else iter((data,))
+        if conn.error is not None:
+            raise conn.error
+        if not conn.complete:
+            return iter(())
+        tail = decoder.flush() if decoder is not None else b""
+        if conn.keeps():
+            self._pooled = True
+            conn.rest()
+        return iter((tail,)) if tail else None
+
+    async def body(self) -> AsyncIterator[bytes]:
+        conn = self._conn
+        watch = IdleWatch(conn.fail, self._idle)
         try:
-            while True:
-                if conn.body:
-                    data = conn.take()
-                    for item in _decoded(decoder, data) if decoder is not None else (data,):
-                        yield item
-                    continue
-                if conn.error is not None:
-                    raise conn.error
-                if conn.complete:
-                    tail = decoder.flush() if decoder is not None else b""
-                    if conn.keeps():
-                        self._pooled = True
-                        conn.rest()
-                    if tail:
-                        yield tail
-                    return
-                watch.start()
-                await conn.next_read()
-                watch.since = None
+            while (items := self._step()) is not None:
+                got = False
+                for item in items:
+                    got = True
+                    yield item
+                if not got and not conn.complete:
+                    watch.start()
+                    await conn.next_read()
+                    watch.since = None
         finally:
             watch.stop()
+
+    def pipe(self, sink: Callable[[bytes], bool]) -> asyncio.Future[None] | None:
+        """Hand the body to ``sink`` as it comes, from the connection's own
+        callback: no task is woken per read. ``sink`` returns True to stop.
+        Done when the body has ended or ``sink`` stopped; failed with the
+        read's error or with what ``sink`` raised; cancelling it stops the
+        piping. The idle limit holds as for :meth:`body`. None for a body
+        with a content-coding (read it with :meth:`body`: a read may decode
+        to several items, and an iterator holds those it has not given yet)."""
+        if self._coding:
+            return None
+        conn = self._conn
+        done: asyncio.Future[None] = conn.loop.create_future()
+        watch = IdleWatch(conn.fail, self._idle)
+
+        def stop(_: object = None) -> None:
+            if conn.reader is read:
+                conn.reader = None
+            watch.stop()
+
+        def read() -> None:
+            if done.done():  # cancelled, its callback not run yet: the bytes wait in the body
+                stop()
+                return
+            try:
+                finished = self._give(sink)
+            except BaseException as exc:  # to the task that awaits the piping
+                stop()
+                done.set_exception(exc)
+                return
+            if finished:
+                stop()
+                done.set_result(None)
+            else:
+                watch.start()  # waiting for the next read
+
+        done.add_done_callback(stop)  # (cancelled by the task that awaits it)
+        conn.reader = read
+        read()
+        return done
+
+    def _give(self, sink: Callable[[bytes], bool]) -> bool:
+        """What the reads brought, to ``sink``: True when that is the end
+        (the body's, or ``sink`` stopped), False when more is to come."""
+        while (items := self._step()) is not None:
+            got = False
+            for item in items:
+                got = True
+                if sink(item):
+                    return True
+            if not got:
+                return False
+        return True
 
 
 def _decoder(coding: str) -> zlib._Decompress | None:

@@ -33,7 +33,7 @@ from .state import new_response_id
 from .stored import StoredResponses
 from .telemetry import RequestRecord
 from .translate import Translate
-from .upstream import Client, Opened, UpstreamBroke, open_first, release
+from .upstream import Client, Opened, Pipe, UpstreamBroke, open_first, release
 
 __all__ = ["Proxy"]
 
@@ -307,15 +307,9 @@ async def _pump(
         if not relay.closed:
             if out:
                 await ex.write(out)
-            out = b""
-            async for chunk in opened.rest:
-                guard.check(chunk)
-                data = redactor.feed(relay.feed(chunk))
-                if relay.closed:
-                    out = data
-                    break
-                if data:
-                    await ex.write(data)
+            step = _Step(ex, guard, relay, redactor)
+            await _relay_reads(opened, step)
+            out = step.end
         tail = out + redactor.feed(relay.close())
         finish = await _finish_once(relay, finish)
     except UpstreamBroke as exc:
@@ -325,6 +319,56 @@ async def _pump(
         tail = redactor.feed(relay.fail(exc.message))
         ex.record.error = exc.message
     await ex.write(tail + redactor.close(), more=False)
+
+
+class _Step:
+    """One upstream read through the relay to the client, written at once:
+    the sink of a piped body (``http1``), and the body of the loop that reads
+    any other. Called with each read, it returns True when reading must stop:
+    the stream is over for the client (``end`` then holds the bytes that end
+    it, which go out with the response's end) or the client's write waits
+    for its socket (``waiting``, to be awaited before reading on)."""
+
+    __slots__ = ("_ex", "_guard", "_redactor", "_relay", "end", "waiting")
+
+    def __init__(self, ex: Exchange, guard: _Guard, relay: Relay, redactor: Redactor) -> None:
+        self._ex = ex
+        self._guard = guard
+        self._relay = relay
+        self._redactor = redactor
+        self.end = b""
+        self.waiting: Awaitable[None] | None = None
+
+    def __call__(self, chunk: bytes) -> bool:
+        self._guard.check(chunk)
+        data = self._redactor.feed(self._relay.feed(chunk))
+        if self._relay.closed:
+            self.end = data
+            return True
+        if data:
+            self.waiting = self._ex.write_now(data)
+            return self.waiting is not None
+        return False
+
+
+async def _relay_reads(opened: Opened, step: _Step) -> None:
+    """The upstream's reads after the first through ``step``, until it
+    stops for good or the body ends. Piped where the upstream client can
+    (one wakeup's work per read, no task woken), else read as an iterator;
+    a write that waits is awaited before reading on."""
+    pipe: Pipe | None = getattr(opened.response, "pipe", None)
+    while True:
+        piping = pipe(step) if pipe is not None else None
+        if piping is not None:
+            await piping
+        else:
+            async for chunk in opened.rest:
+                if step(chunk):
+                    break
+        if step.waiting is None:
+            return
+        waiting, step.waiting = step.waiting, None
+        await waiting
 
 
 class _Guard:

@@ -113,7 +113,8 @@ class Translate:
 
     def _encode(self, events: list[Event]) -> bytes:
         feed = self._encoder.feed
-        out = b"".join([feed(event) for event in events])
+        # (One event, most reads at a model's pace: no list, no join.)
+        out = feed(events[0]) if len(events) == 1 else b"".join([feed(e) for e in events])
         return self._array.feed(out) if self._array is not None and out else out
 
     def feed(self, chunk: bytes) -> bytes:
@@ -121,12 +122,12 @@ class Translate:
         # not with the first content: the client's first byte does not wait
         # (Gemini, the one JSON-array client, has no opening event).
         events = settle(self._normalizer, self._normalizer.feed(chunk))
+        if self._opened:
+            return self._encode(events)
         if not self._started:  # (the read that holds the Start: its usage first)
             self._started = any(type(event) is Start for event in events)
             events = usage_first(events)
         out = self._encode(events)
-        if self._opened:
-            return out
         # (Whatever an encoder writes first begins with its opening event.)
         out += self._encoder.opening()
         self._opened = bool(out)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
@@ -41,6 +41,7 @@ __all__ = [
     "Clients",
     "Opened",
     "Outgoing",
+    "Pipe",
     "Response",
     "UpstreamBroke",
     "UpstreamClient",
@@ -98,6 +99,13 @@ class Response(Protocol):
     def headers(self) -> Mapping[str, str]: ...
 
     async def aclose(self) -> None: ...
+
+
+#: A response's ``pipe(sink)``, where its client has one (``http1``): the
+#: body handed to ``sink`` from the connection's callback as each read comes
+#: (True from ``sink`` stops it); an awaitable done at the body's end or the
+#: stop, or None when this body must be read as an iterator.
+Pipe = Callable[[Callable[[bytes], bool]], Awaitable[None] | None]
 
 
 class UpstreamClient(Protocol):

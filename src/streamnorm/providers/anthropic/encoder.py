@@ -44,6 +44,7 @@ from ..wire_writer import (
     Carrier,
     WireEncoder,
     derive_id,
+    dumps,
     error_class,
     frame,
     issuer_of,
@@ -153,6 +154,15 @@ def encode_response(message: AssistantMessage, *, model: str | None = None) -> d
         "stop_sequence": None,
         "usage": wire_usage(message.usage),
     }
+
+
+#: ``_delta(index, {"type": "text_delta", "text": text})`` is these around
+#: the JSON string of ``text`` (a test holds the two equal).
+_TEXT_DELTA_HEAD = (
+    b'event: content_block_delta\ndata: {"type":"content_block_delta","index":%d,'
+    b'"delta":{"type":"text_delta","text":'
+)
+_TEXT_DELTA_TAIL = b"}}\n\n"
 
 
 class _Wire:
@@ -309,6 +319,9 @@ class AnthropicEncoder(WireEncoder):
 
     def on_text(self, event: TextDelta) -> bytes:
         index = event.index
+        if index == self._current:  # the open block's next piece: most events of a stream
+            head = _TEXT_DELTA_HEAD % self._blocks[index].index
+            return head + dumps(event.delta) + _TEXT_DELTA_TAIL
         out = self._route(index, event)
         if out is None:
             return b""
