@@ -385,7 +385,9 @@ def decode_request(
         for key, value in (headers or {}).items()
         if key.lower() in KEPT_HEADERS.get(name, ()) and isinstance(value, str)
     }
-    return replace(request, headers={name: kept}) if kept else request
+    if kept:  # (the request is new and nobody else's: set in place, not copied)
+        object.__setattr__(request, "headers", {name: kept})
+    return request
 
 
 def validate_request_body(body: Mapping[str, Any], api: ApiName) -> list[str]:

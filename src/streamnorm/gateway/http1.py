@@ -23,6 +23,10 @@ one idle for ``keepalive`` seconds is closed on its own timer. A
 connection the server closed before any byte of the answer is reported as
 ``dropped`` (the idle race ``open_first`` retries once).
 
+A body is read as an async iterator or piped: handed to a sink from the
+connection's own callback as each read comes, which wakes no task (the
+gateway's relay writes to its client from there).
+
 Timeouts: ``connect_timeout`` for the connection, ``timeout`` for the
 headers and for each wait for body bytes, the latter one timer per stream
 re-armed only when it falls due (a read costs a clock read, not a timer).

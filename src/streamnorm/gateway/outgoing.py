@@ -188,9 +188,9 @@ class ClientRequest:
                 "send the history, or previous_response_id",
                 param="conversation",
             )
-        request = dataclasses.replace(
-            self.canonical(), model=up.model or self.call.model, stream=self.call.stream
-        )
+        request, model = self.canonical(), up.model or self.call.model
+        if request.model != model or request.stream != self.call.stream:
+            request = dataclasses.replace(request, model=model, stream=self.call.stream)
         if up.api == "google-generative-ai":
             _path_model(request.model or "")
         if up.api == "openai-responses":
