@@ -282,3 +282,30 @@ async def test_a_waiting_write_that_is_cancelled_sees_the_cancellation() -> None
     with pytest.raises(asyncio.CancelledError):
         await task
     assert cleaned == [True]
+
+
+@pytest.mark.parametrize(("path", "extra"), ROUTES, ids=IDS)
+async def test_a_stream_whose_end_came_with_its_last_event_starts_no_drain_task(
+    path: str, extra: dict[str, Any]
+) -> None:
+    """The upstream's body ended in the read that held the stream's end: its
+    connection is pooled as the stream is released, with no drain task (the
+    drain of a body still open is ``wait_for``'s task)."""
+    loop = asyncio.get_running_loop()
+    started: list[object] = []
+    create_task = loop.create_task
+
+    def counted(coro: Any, **kw: Any) -> asyncio.Task[Any]:
+        started.append(coro)
+        return create_task(coro, **kw)
+
+    async with raw_server(keep_alive(chunked(events()))) as (url, _):
+        loop.create_task = counted  # type: ignore[method-assign]
+        try:
+            body, _ = await _relayed(url, path, extra, "builtin")
+        finally:
+            del loop.create_task
+    assert body.count(b"data:") >= 10
+    names = [getattr(coro, "__qualname__", "") for coro in started]
+    assert "Exchange._watch_client" in names  # (tasks are counted)
+    assert "read_capped" not in names, names

@@ -104,7 +104,7 @@ class BuiltinClient:
         try:
             conn.send(head + body)
             await conn.head(upstream.timeout)
-        except (asyncio.TimeoutError, UpstreamTimeout):
+        except UpstreamTimeout:
             conn.close()
             raise UpstreamTimeout(f"upstream {upstream.name} did not answer in time") from None
         except UpstreamBroke as exc:  # dropped unanswered: the idle race, retried once
@@ -239,7 +239,10 @@ class _Connection(asyncio.Protocol):
         if self._queued > HIGH_WATER and self._transport is not None:
             self._transport.pause_reading()
             self._paused = True
-        self._wake()
+        if self.reader is not None:  # (_wake's first case, taken here: a call less a read)
+            self.reader()
+        else:
+            self._wake()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._forget()
@@ -289,11 +292,20 @@ class _Connection(asyncio.Protocol):
         self._transport.write(request)
 
     async def head(self, timeout: float) -> None:
-        """Until the status and headers are in (``timeout`` for each wait)."""
+        """Until the status and headers are in; ``UpstreamTimeout`` when a
+        wait for them lasts ``timeout`` seconds (a timer that fails the
+        connection: ``wait_for`` is a waiter, a callback and a timer a wait)."""
         while not self.head_done:
             if self.error is not None:
                 raise self.error
-            await asyncio.wait_for(self.next_read(), timeout)
+            timer = self.loop.call_later(timeout, self._late)
+            try:
+                await self.next_read()
+            finally:
+                timer.cancel()
+
+    def _late(self) -> None:
+        self.fail(UpstreamTimeout("the upstream did not answer in time"))
 
     def next_read(self) -> asyncio.Future[None]:
         """Done at the next read, the answer's end or a failure."""
@@ -405,6 +417,14 @@ class _Response:
         if not self._pooled:
             self._conn.close()
 
+    def ended(self) -> bool:
+        """Whether the body has been read to its end, with nothing left
+        unread; its connection is then pooled (when it can be kept)."""
+        conn = self._conn
+        if not self._pooled and conn.complete and not conn.body and conn.error is None:
+            self._step()
+        return self._pooled
+
     def _step(self) -> Iterator[bytes] | None:
         """The body bytes the reads brought since the last step, decoded
         (nothing when none came); None once the body has ended, its
@@ -485,17 +505,13 @@ class _Response:
         return done
 
     def _give(self, sink: Callable[[bytes], bool]) -> bool:
-        """What the reads brought, to ``sink``: True when that is the end
-        (the body's, or ``sink`` stopped), False when more is to come."""
-        while (items := self._step()) is not None:
-            got = False
-            for item in items:
-                got = True
-                if sink(item):
-                    return True
-            if not got:
-                return False
-        return True
+        """What the reads brought, to ``sink`` (an uncoded body: all of it in
+        one item): True when that is the end (the body's, or ``sink``
+        stopped), False when more is to come."""
+        conn = self._conn
+        if conn.body and sink(conn.take()):
+            return True
+        return self._step() is None  # (nothing is left to give: the end, an error, or a wait)
 
 
 def _decoder(coding: str) -> zlib._Decompress | None:

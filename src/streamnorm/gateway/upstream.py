@@ -456,8 +456,12 @@ async def release(opened: Opened) -> None:
     of its body is read first (bounded by :data:`_DRAIN_BYTES` and
     :data:`_DRAIN_SECONDS`), so that a connection whose body ends there goes
     back to the pool instead of being closed."""
-    with contextlib.suppress(asyncio.TimeoutError, UpstreamBroke):
-        await asyncio.wait_for(read_capped(opened.rest, _DRAIN_BYTES), _DRAIN_SECONDS)
+    ended: Callable[[], bool] | None = getattr(opened.response, "ended", None)  # (builtin)
+    if ended is not None and ended():  # read to its end already: its reader ends at once
+        await read_capped(opened.rest, _DRAIN_BYTES)  # (no wait: no time limit, no task)
+    else:
+        with contextlib.suppress(asyncio.TimeoutError, UpstreamBroke):
+            await asyncio.wait_for(read_capped(opened.rest, _DRAIN_BYTES), _DRAIN_SECONDS)
     await opened.response.aclose()
 
 
