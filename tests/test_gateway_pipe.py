@@ -6,9 +6,9 @@ that cannot keep up, an upstream that stalls or a body that must be decoded."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
-import json
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -23,6 +23,7 @@ from streamnorm.gateway.upstream import Clients, Opened, Pipe, UpstreamTimeout, 
 from .test_gateway_upstream import (
     BODY,
     Message,
+    _asgi,
     chunked,
     events,
     keep_alive,
@@ -50,6 +51,18 @@ def _keeper(into: list[bytes]) -> Callable[[bytes], bool]:
     return keep
 
 
+@contextlib.asynccontextmanager
+async def _paced(parts: list[bytes], pause: float) -> AsyncIterator[tuple[Clients, Opened]]:
+    """A paced upstream's answer of ``parts``, opened on the builtin client."""
+    url, thread = paced_server(parts, pause)
+    clients = Clients()
+    try:
+        yield clients, await open_first(clients.get(), [upstream(url)], lambda _: BODY)
+    finally:
+        await clients.aclose()
+        thread.join(5)
+
+
 ROUTES = [("/v1/chat/completions", {}), ("/v1/messages", {"max_tokens": 9})]
 IDS = ["same-API", "cross-API"]
 
@@ -68,35 +81,17 @@ async def _relayed(
             "routes": [{"models": "*", "upstreams": ["chat"]}],
         }
     )
-    app = create_app(config)
     body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
-    request = [{"type": "http.request", "body": json.dumps({**body, **extra}).encode()}]
-    done = asyncio.Event()
-    sent: list[Message] = []
     in_task: list[bool] = []
 
-    async def receive() -> Message:
-        if request:
-            return request.pop()
-        await done.wait()
-        return {"type": "http.disconnect"}
-
-    async def send(message: Message) -> None:
+    async def seen(message: Message) -> None:
         if message["type"] == "http.response.body":
             in_task.append(asyncio.current_task() is not None)
             if waits and len(in_task) % 2:
                 await asyncio.sleep(0.01)
-            if not message.get("more_body"):
-                done.set()
-        sent.append(message)
 
-    scope = {"type": "http", "method": "POST", "path": path, "headers": [], "query_string": b""}
-    try:
-        await asyncio.wait_for(app(scope, receive, send), 10)
-    finally:
-        await app._clients.aclose()
-    assert sent[0]["status"] == 200
-    return b"".join(m.get("body", b"") for m in sent[1:]), in_task
+    bodies = await _asgi(create_app(config), path, {**body, **extra}, seen=seen)
+    return b"".join(bodies), in_task
 
 
 @pytest.mark.parametrize(("path", "extra"), ROUTES, ids=IDS)
@@ -176,10 +171,7 @@ async def test_a_stopped_pipe_leaves_the_rest_to_the_iterator_and_pools_the_conn
     """``sink`` stops after the second read: the iterator reads on from
     there, not one byte twice or lost, and the connection is kept."""
     parts = events()[:12]
-    url, thread = paced_server(parts, 0.01)
-    clients = Clients()
-    try:
-        opened = await open_first(clients.get(), [upstream(url)], lambda _: BODY)
+    async with _paced(parts, 0.01) as (clients, opened):
         piped: list[bytes] = []
 
         def sink(chunk: bytes) -> bool:
@@ -194,19 +186,13 @@ async def test_a_stopped_pipe_leaves_the_rest_to_the_iterator_and_pools_the_conn
         client = clients.get()
         assert isinstance(client, BuiltinClient)
         assert [len(pool) for pool in client._idle.values()] == [1]
-    finally:
-        await clients.aclose()
-        thread.join(5)
 
 
 async def test_a_cancelled_pipe_hands_later_reads_to_the_iterator() -> None:
     """Cancelling the piping (the client left) stops it at once: what comes
     after is read by the iterator, none of it given to the sink."""
     parts = events()[:12]
-    url, thread = paced_server(parts, 0.02)
-    clients = Clients()
-    try:
-        opened = await open_first(clients.get(), [upstream(url)], lambda _: BODY)
+    async with _paced(parts, 0.02) as (_, opened):
         piped: list[bytes] = []
         piping = _pipe(opened, _keeper(piped))
         await asyncio.sleep(0.05)
@@ -216,9 +202,6 @@ async def test_a_cancelled_pipe_hands_later_reads_to_the_iterator() -> None:
         rest = [chunk async for chunk in opened.rest]
         assert len(piped) == given
         assert opened.first + b"".join(piped + rest) == b"".join(parts)
-    finally:
-        await clients.aclose()
-        thread.join(5)
 
 
 def _exchange(send: Any) -> Exchange:

@@ -443,10 +443,12 @@ async def _asgi(
     *,
     sent: list[Message] | None = None,
     keep_clients: bool = False,
+    seen: Callable[[Message], Awaitable[None]] | None = None,
 ) -> list[bytes]:
     """The non-empty bodies ``app`` sends for one request (``times``: when
-    each was sent, by the monotonic clock; ``sent``: every message). The
-    app's upstream connections are closed after it unless ``keep_clients``."""
+    each was sent, by the monotonic clock; ``sent``: every message; ``seen``
+    is awaited with each in the server's ``send``). The app's upstream
+    connections are closed after it unless ``keep_clients``."""
     import json
 
     sent = [] if sent is None else sent
@@ -460,6 +462,8 @@ async def _asgi(
         return {"type": "http.disconnect"}
 
     async def send(message: Message) -> None:
+        if seen is not None:
+            await seen(message)
         sent.append(message)
         if times is not None and message.get("body"):
             times.append(time.monotonic())

@@ -260,7 +260,7 @@ class Exchange:
         )
 
     async def write(self, chunk: bytes, *, more: bool = True) -> None:
-        if chunk:
+        if chunk and self.record.ttfb_ms is None:
             self.record.first_byte()
         try:
             await self._send({"type": "http.response.body", "body": chunk, "more_body": more})

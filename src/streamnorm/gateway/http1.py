@@ -511,7 +511,9 @@ class _Response:
         conn = self._conn
         if conn.body and sink(conn.take()):
             return True
-        return self._step() is None  # (nothing is left to give: the end, an error, or a wait)
+        if not (conn.complete or conn.error or conn.body):  # (most reads: wait for the next)
+            return False
+        return self._step() is None  # (the end, an error, or what came while sink ran)
 
 
 def _decoder(coding: str) -> zlib._Decompress | None:
