@@ -130,6 +130,53 @@ class _Resumed:
                     return
 
 
+class _Watch:
+    """A coroutine driven by the futures it waits for, not by a task: stepped
+    at once, then from the callback of each future it waits for (a bare
+    ``yield``, at the next loop pass), until it returns or is cancelled.
+
+    For the client watch, which waits on the server's ``receive`` for the
+    whole exchange: as a task it was a task made, stepped and cancelled for
+    each request. What it raises goes to the loop's exception handler, as
+    an unretrieved task exception would."""
+
+    __slots__ = ("_closed", "_coro", "_loop", "_waited")
+
+    def __init__(self, coro: Coroutine[Any, Any, None]) -> None:
+        self._coro = coro
+        self._loop = asyncio.get_running_loop()
+        self._waited: asyncio.Future[Any] | None = None
+        self._closed = False
+        self._step()
+
+    def _step(self, _: object = None) -> None:
+        self._waited = None
+        if self._closed:
+            return
+        try:
+            waited = self._coro.send(None)  # (an awaited future reads its own result)
+            if waited is None:
+                self._loop.call_soon(self._step)
+            else:
+                waited._asyncio_future_blocking = False
+                waited.add_done_callback(self._step)
+                self._waited = waited
+        except StopIteration:
+            self._closed = True
+        except BaseException as exc:
+            self._closed = True
+            self._loop.call_exception_handler({"message": "client watch failed", "exception": exc})
+
+    def cancel(self) -> None:
+        """Stop watching: the coroutine is closed where it waits (its
+        ``finally`` clauses run), and its future's callback removed."""
+        if self._waited is not None:
+            self._waited.remove_done_callback(self._step)
+            self._waited = None
+        self._closed = True
+        self._coro.close()
+
+
 class Exchange:
     """The request as the gateway reads it, and the one response it sends."""
 
@@ -159,7 +206,7 @@ class Exchange:
         self._held = 0
         self._unread = False
         self._complete = False
-        self._watch: asyncio.Task[None] | None = None
+        self._watch: _Watch | None = None
         #: The task ``unless_gone`` runs work in, while it does.
         self._working: asyncio.Task[Any] | None = None
 
@@ -229,7 +276,7 @@ class Exchange:
         client's when the watch has seen it leave."""
         self._working = asyncio.current_task()
         if self._watch is None:
-            self._watch = asyncio.create_task(self._watch_client())
+            self._watch = _Watch(self._watch_client())
         try:
             return await work
         except asyncio.CancelledError:
