@@ -34,7 +34,10 @@ on all of them alike. Phases:
 
 1. ``low``: ``--sequential`` requests one after another, paced and unpaced,
    in four turns: time to first ``data:`` and to the end, p50/p99, and what
-   the proxy adds to the reference's p50.
+   the proxy adds to the reference's p50; each on a connection of its own
+   (``low``), then again on one kept-alive connection a turn (``kept``), as
+   SDK clients send them: the difference is what a client's new connection
+   costs each proxy.
 2. ``sweep``: ``--sweep`` levels of paced streams at once (in waves of that
    many, a wave a turn, ``--sweep-streams`` in all at least): TTFB p50/p99
    and the proxy process's CPU per relayed upstream event.
@@ -316,7 +319,7 @@ def _answers(url: str) -> bool:
     parts = urlsplit(url)
     with (
         contextlib.suppress(OSError),
-        socket.create_connection((parts.hostname, parts.port), timeout=1) as sock,
+        socket.create_connection((parts.hostname, parts.port or 80), timeout=1) as sock,
     ):
         sock.sendall(f"GET {parts.path or '/'} HTTP/1.1\r\nhost: x\r\n\r\n".encode())
         return sock.recv(12).startswith(b"HTTP/1.1")
@@ -389,27 +392,51 @@ class Hold:
     ready: int = 0
 
 
-async def one(route: Route, model: str, hold: Hold | None = None) -> Outcome:
+Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+#: A client's kept-alive connections, by route name (``sequential(kept=True)``).
+Kept = dict[str, Connection]
+#: How a chunked body ends: the last chunk's CR LF, the zero-size chunk, the blank line.
+_CHUNKED_END = b"\r\n0\r\n\r\n"
+
+
+async def one(
+    route: Route, model: str, hold: Hold | None = None, kept: Kept | None = None
+) -> Outcome:
     """One streamed request, read to the end (or, with ``hold``, to its first
     event, then kept open until ``hold`` is set), in at most REQUEST_TIMEOUT
-    seconds unless held."""
+    seconds unless held. With ``kept``, on the route's kept-alive connection
+    there (opened first if there is none; dropped after a failure)."""
     out = Outcome()
     try:
-        await asyncio.wait_for(_one(route, model, out, hold), None if hold else REQUEST_TIMEOUT)
+        await asyncio.wait_for(
+            _one(route, model, out, hold, kept), None if hold else REQUEST_TIMEOUT
+        )
     except (OSError, RuntimeError, asyncio.TimeoutError) as exc:
         out.error = repr(exc)
+        if kept is not None and route.name in kept:
+            kept.pop(route.name)[1].close()
     return out
 
 
-async def _one(route: Route, model: str, out: Outcome, hold: Hold | None) -> None:
-    """A bare HTTP/1.1 exchange (``Connection: close``). The load generator
-    shares the machine with the servers, so it parses nothing but the status
-    line and looks only for the first SSE ``data:``."""
+async def _one(
+    route: Route, model: str, out: Outcome, hold: Hold | None, kept: Kept | None
+) -> None:
+    """A bare HTTP/1.1 exchange, ``Connection: close`` unless ``kept``. The
+    load generator shares the machine with the servers, so it parses nothing
+    but the status line, looks only for the first SSE ``data:``, and knows a
+    kept-alive answer's end by the chunked framing's last bytes (every proxy
+    here streams chunked)."""
     parts = urlsplit(route.url)
     start = time.perf_counter()
-    reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+    if kept is None or route.name not in kept:
+        connection = await asyncio.open_connection(parts.hostname, parts.port)
+        if kept is not None:
+            kept[route.name] = connection
+    else:
+        connection = kept[route.name]
+    reader, writer = connection
     try:
-        writer.write(_request_bytes(route, model))
+        writer.write(_request_bytes(route, model, keep_alive=kept is not None))
         received = bytearray()
         tail = b""
         while chunk := await reader.read(65536):
@@ -427,15 +454,22 @@ async def _one(route: Route, model: str, out: Outcome, hold: Hold | None) -> Non
                         hold.ready += 1
                         await hold.release.wait()
                         return
+            if kept is not None and tail.endswith(_CHUNKED_END):
+                break
+        else:
+            if kept is not None:
+                raise RuntimeError(f"{route.name}: the kept-alive connection was closed")
         out.total_ms = (time.perf_counter() - start) * 1000
         if out.ttfb_ms is None:
             raise RuntimeError(f"{route.name}: no event in {bytes(received[:40])!r}")
     finally:
-        writer.close()
+        if kept is None:
+            writer.close()
 
 
-def _request_bytes(route: Route, model: str) -> bytes:
-    """A streamed request for ``model`` on ``route`` (``Connection: close``)."""
+def _request_bytes(route: Route, model: str, *, keep_alive: bool = False) -> bytes:
+    """A streamed request for ``model`` on ``route`` (``Connection: close``
+    unless ``keep_alive``)."""
     parts = urlsplit(route.url)
     body = json.dumps(route.body(model)).encode()
     head = [
@@ -443,7 +477,7 @@ def _request_bytes(route: Route, model: str) -> bytes:
         f"host: {parts.hostname}:{parts.port}",
         "content-type: application/json",
         f"content-length: {len(body)}",
-        "connection: close",
+        f"connection: {'keep-alive' if keep_alive else 'close'}",
         *(f"{k}: {v}" for k, v in route.headers.items()),
     ]
     return ("\r\n".join(head) + "\r\n\r\n").encode() + body
@@ -530,9 +564,17 @@ async def measured(phase: str, routes: list[Route], model: str, run: Run, turns:
     return rows
 
 
-def sequential(model: str, n: int) -> Run:
+def sequential(model: str, n: int, *, kept: bool = False) -> Run:
+    """``n`` requests one after another; with ``kept``, on one kept-alive
+    connection (as SDK clients send them), closed after the ``n``."""
+
     async def run(route: Route) -> list[Outcome]:
-        return [await one(route, model) for _ in range(n)]
+        connections: Kept | None = {} if kept else None
+        try:
+            return [await one(route, model, kept=connections) for _ in range(n)]
+        finally:
+            for _, writer in (connections or {}).values():
+                writer.close()
 
     return run
 
@@ -768,6 +810,8 @@ async def phases(
     each = max(1, args.sequential // TURNS)
     await phase("low paced", "short", sequential("short", each), TURNS)
     await phase("low unpaced", "fast", sequential("fast", each), TURNS)
+    await phase("kept paced", "short", sequential("short", each, kept=True), TURNS)
+    await phase("kept unpaced", "fast", sequential("fast", each, kept=True), TURNS)
     for level in args.sweep:
         # Enough streams at each level for the figure to settle.
         await phase(

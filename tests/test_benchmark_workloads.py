@@ -138,3 +138,49 @@ def test_cpu_seconds_counts_a_thread_that_has_ended() -> None:
         child.kill()
         child.wait()
     assert 0.2 <= spent < 5.0
+
+
+_SSE_ANSWER = (
+    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+    b"a\r\ndata: {}\n\n\r\n0\r\n\r\n"
+)
+
+
+def test_a_kept_alive_route_sends_its_requests_on_one_connection() -> None:
+    """``sequential(kept=True)`` reads each answer to the chunked framing's
+    end (here in a read of its own) and sends the next request on the same
+    connection: three answers, one connection, closed by the client."""
+    import asyncio
+
+    async def scenario() -> tuple[list[Any], int, int]:
+        accepted = served = 0
+        ended = asyncio.Event()
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nonlocal accepted, served
+            accepted += 1
+            try:
+                while True:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                    length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+                    await reader.readexactly(length)
+                    writer.write(_SSE_ANSWER[:-5])
+                    await writer.drain()
+                    await asyncio.sleep(0.01)
+                    writer.write(_SSE_ANSWER[-5:])
+                    served += 1
+            except asyncio.IncompleteReadError:  # the client closed the connection
+                ended.set()
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        route = gateway_bench.Route("test", "same-API", f"http://127.0.0.1:{port}/v1/x", {})
+        outcomes = await gateway_bench.sequential("short", 3, kept=True)(route)
+        await asyncio.wait_for(ended.wait(), 5)
+        server.close()
+        return outcomes, accepted, served
+
+    outcomes, accepted, served = asyncio.run(scenario())
+    assert [o.error for o in outcomes] == [None] * 3
+    assert all(o.total_ms is not None and o.total_ms >= 10 for o in outcomes)
+    assert (accepted, served) == (1, 3)
