@@ -10,11 +10,11 @@ the same events always encode to the same bytes.
 from __future__ import annotations
 
 import hashlib
-import json
 import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from .._json import dumps_compact
 from ..envelope import Issuer, wrap, wrap_bytes
 from ..events import (
     BlockEnd,
@@ -43,10 +43,6 @@ __all__ = [
     "raw_stop",
 ]
 
-_stdlib_dumps: Callable[[Any], str] = json.JSONEncoder(
-    separators=(",", ":"), ensure_ascii=False
-).encode
-
 try:  # orjson is optional; where it is missing or refuses a value, the stdlib writes it.
     import orjson
 
@@ -55,13 +51,13 @@ try:  # orjson is optional; where it is missing or refuses a value, the stdlib w
         try:
             return orjson.dumps(value)
         except TypeError:  # integers beyond 64 bits, non-string keys
-            return _stdlib_dumps(value).encode()
+            return dumps_compact(value).encode()
 
 except ImportError:  # pragma: no cover - orjson is in the dev extra
 
     def dumps(value: Any) -> bytes:
         """Compact JSON as UTF-8 bytes."""
-        return _stdlib_dumps(value).encode()
+        return dumps_compact(value).encode()
 
 
 def frame(payload: Any, event: str | None = None, *, crlf: bool = False) -> bytes:
