@@ -392,9 +392,19 @@ class Hold:
     ready: int = 0
 
 
-Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter]
-#: A client's kept-alive connections, by route name (``sequential(kept=True)``).
-Kept = dict[str, Connection]
+@dataclass
+class Kept:
+    """A client's kept-alive connection (``sequential(kept=True)``): opened
+    by the first request, dropped after a failure."""
+
+    connection: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+
+    def close(self) -> None:
+        if self.connection is not None:
+            self.connection[1].close()
+            self.connection = None
+
+
 #: How a chunked body ends: the last chunk's CR LF, the zero-size chunk, the blank line.
 _CHUNKED_END = b"\r\n0\r\n\r\n"
 
@@ -404,8 +414,7 @@ async def one(
 ) -> Outcome:
     """One streamed request, read to the end (or, with ``hold``, to its first
     event, then kept open until ``hold`` is set), in at most REQUEST_TIMEOUT
-    seconds unless held. With ``kept``, on the route's kept-alive connection
-    there (opened first if there is none; dropped after a failure)."""
+    seconds unless held. With ``kept``, on that kept-alive connection."""
     out = Outcome()
     try:
         await asyncio.wait_for(
@@ -413,8 +422,8 @@ async def one(
         )
     except (OSError, RuntimeError, asyncio.TimeoutError) as exc:
         out.error = repr(exc)
-        if kept is not None and route.name in kept:
-            kept.pop(route.name)[1].close()
+        if kept is not None:
+            kept.close()
     return out
 
 
@@ -428,12 +437,11 @@ async def _one(
     here streams chunked)."""
     parts = urlsplit(route.url)
     start = time.perf_counter()
-    if kept is None or route.name not in kept:
+    connection = kept.connection if kept is not None else None
+    if connection is None:
         connection = await asyncio.open_connection(parts.hostname, parts.port)
         if kept is not None:
-            kept[route.name] = connection
-    else:
-        connection = kept[route.name]
+            kept.connection = connection
     reader, writer = connection
     try:
         writer.write(_request_bytes(route, model, keep_alive=kept is not None))
@@ -456,9 +464,8 @@ async def _one(
                         return
             if kept is not None and tail.endswith(_CHUNKED_END):
                 break
-        else:
-            if kept is not None:
-                raise RuntimeError(f"{route.name}: the kept-alive connection was closed")
+        if kept is not None and not tail.endswith(_CHUNKED_END):
+            raise RuntimeError(f"{route.name}: the kept-alive connection was closed")
         out.total_ms = (time.perf_counter() - start) * 1000
         if out.ttfb_ms is None:
             raise RuntimeError(f"{route.name}: no event in {bytes(received[:40])!r}")
@@ -569,12 +576,12 @@ def sequential(model: str, n: int, *, kept: bool = False) -> Run:
     connection (as SDK clients send them), closed after the ``n``."""
 
     async def run(route: Route) -> list[Outcome]:
-        connections: Kept | None = {} if kept else None
+        connection = Kept() if kept else None
         try:
-            return [await one(route, model, kept=connections) for _ in range(n)]
+            return [await one(route, model, kept=connection) for _ in range(n)]
         finally:
-            for _, writer in (connections or {}).values():
-                writer.close()
+            if connection is not None:
+                connection.close()
 
     return run
 
