@@ -5,7 +5,8 @@ then twice the tool's result with ``previous_response_id`` only. Each turn is
 answered by a recording of the upstream's API (two different tool calls,
 then text), so the last request the upstream receives must hold the whole
 conversation. ``serve_workers`` runs ``streamnorm serve --workers N`` in a
-subprocess against a configuration, for the multi-process tests.
+subprocess against a configuration, for the multi-process tests, and
+``worker_clients`` gives a client kept on each of its workers.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
+import httpx2
 import openai
 
 from .gateway_support import (
@@ -52,8 +54,12 @@ TOOLS: Any = [
 ]
 
 
-def responses_client(url: str) -> openai.OpenAI:
-    return openai.OpenAI(api_key=GATEWAY_KEY, base_url=url + "/v1", max_retries=0)
+def responses_client(url: str, http_client: httpx2.Client | None = None) -> openai.OpenAI:
+    """The OpenAI SDK on the gateway at ``url``: on connections of its own, or
+    on ``http_client``'s."""
+    return openai.OpenAI(
+        api_key=GATEWAY_KEY, base_url=url + "/v1", max_retries=0, http_client=http_client
+    )
 
 
 class Loop:
@@ -66,17 +72,21 @@ class Loop:
         self.request_ids: list[str] = []
 
 
-def tool_loop(url: str, fake: FakeUpstream, api: str) -> Loop:
-    """Three streamed turns to ``api``'s upstream, each from a new client."""
+def tool_loop(
+    url: str, fake: FakeUpstream, api: str, connections: Sequence[httpx2.Client] = ()
+) -> Loop:
+    """Three streamed turns to ``api``'s upstream, each from a new client: on
+    a new connection, or on the ``connections`` in turn."""
     upstream_model = NAMED_MODELS[api]
     turn_input: Any = QUESTION
     previous: str | None = None
     loop = Loop()
-    for stem in LOOP_STEMS[api]:
+    for turn, stem in enumerate(LOOP_STEMS[api]):
         data = (FIXTURES / api / f"{stem}.sse").read_bytes()
         fake.script(upstream_model, Reply(200, sse_events(data)))
         extra: Any = {"previous_response_id": previous} if previous else {}
-        stream = responses_client(url).responses.create(
+        held = connections[turn % len(connections)] if connections else None
+        stream = responses_client(url, held).responses.create(
             model=f"named.{SHORT[api]}", input=turn_input, tools=TOOLS, stream=True, **extra
         )
         done = [e.response for e in stream if e.type == "response.completed"]
@@ -173,6 +183,32 @@ def serve_workers(
             proc.kill()
             proc.wait(20)
         log.close()
+
+
+@contextlib.contextmanager
+def worker_clients(url: str, log: Path, workers: int = 2) -> Iterator[list[httpx2.Client]]:
+    """One client per worker, each holding a kept-alive connection the kernel
+    gave that worker: requests sent through them in turn reach every worker,
+    where new connections reach whichever one the kernel picks (often the same
+    one, request after request). Clients of ``httpx2``, which the SDKs take.
+    Bounded: at most 60 s of new connections."""
+    pinned: dict[int, httpx2.Client] = {}
+    deadline = time.monotonic() + 60
+    try:
+        while len(pinned) < workers:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"only {len(pinned)} of {workers} workers took a connection")
+            limits = httpx2.Limits(max_connections=1)
+            client = httpx2.Client(base_url=url, timeout=30, limits=limits)
+            worker = worker_of(client.get("/healthz").headers["x-request-id"], log)
+            if worker in pinned:
+                client.close()
+            else:
+                pinned[worker] = client
+        yield list(pinned.values())
+    finally:
+        for client in pinned.values():
+            client.close()
 
 
 def _wait_for_workers(url: str, log: Path, workers: int) -> None:

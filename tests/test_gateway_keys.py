@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import httpx2
 import pytest
 
 from streamnorm.cli import main
@@ -43,7 +44,7 @@ from .gateway_support import (
     running_gateway,
 )
 from .postgres_support import postgres_server
-from .stored_support import serve_workers, worker_of
+from .stored_support import serve_workers, worker_clients, worker_of
 from .support import needs_fixtures
 
 #: A whole Chat Completions answer from an upstream named gpt-4o (the catalog prices it).
@@ -62,8 +63,17 @@ CLIENT_APIS = (
 )
 
 
-def call(url: str, api: str, model: str, key: str, *, stream: bool = False) -> httpx.Response:
-    """One request in ``api``'s own shape, with ``key`` where that API puts it."""
+def call(
+    url: str,
+    api: str,
+    model: str,
+    key: str,
+    *,
+    stream: bool = False,
+    client: httpx2.Client | None = None,
+) -> httpx.Response | httpx2.Response:
+    """One request in ``api``'s own shape, with ``key`` where that API puts it:
+    on a new connection, or on ``client``'s (its base URL is then ``url``)."""
     text = [{"role": "user", "content": "hi"}]
     if api == "anthropic-messages":
         body: dict[str, Any] = {"model": model, "max_tokens": 64, "messages": text}
@@ -80,6 +90,8 @@ def call(url: str, api: str, model: str, key: str, *, stream: bool = False) -> h
         path, headers = f"/v1beta/models/{model}:{verb}", {"x-goog-api-key": key}
     if stream and api != "google-generative-ai":
         body["stream"] = True
+    if client is not None:
+        return client.post(path, json=body, headers=headers)
     return httpx.post(url + path, json=body, headers=headers, timeout=30)
 
 
@@ -331,23 +343,31 @@ def test_five_a_minute_across_two_workers_in_every_client_api(
     ledger = open_ledger(location)
     limited = {api: ledger.create_key(rpm=5) for api in CLIENT_APIS}
     keys = {api: secret for api, (secret, _) in limited.items()}
-    workers: set[int] = set()
-    with serve_workers(config, tmp_path, workers=2) as (url, log):
+    answered: list[str] = []
+    with serve_workers(config, tmp_path, workers=2) as (url, log), worker_clients(url, log) as on:
+        # In turn on a connection each worker holds (back to back, well inside
+        # the keep-alive): the six requests of a key reach both workers, which
+        # share its five a minute.
         for api in CLIENT_APIS:
-            answers = [call(url, api, WHOLE, keys[api]) for _ in range(6)]
+            answers = [call(url, api, WHOLE, keys[api], client=on[i % 2]) for i in range(6)]
             assert [a.status_code for a in answers] == [200] * 5 + [429], answers[-1].text
             refused = answers[5]
             assert error_kind(api, refused.json()) == RATE_LIMITED[api]
             assert 1 <= int(refused.headers["retry-after"]) <= 60
-            workers |= {worker_of(a.headers["x-request-id"], log) for a in answers}
-        # A key revoked elsewhere (here, as the command line does) is refused
-        # at once, whichever worker takes the request.
+            answered += [a.headers["x-request-id"] for a in answers]
+        # A key both workers have accepted, revoked elsewhere (here, as the
+        # command line does), is refused at once by both.
         fresh = ledger.create_key()
-        assert all(call(url, "openai-completions", WHOLE, fresh[0]).is_success for _ in range(4))
+        accepted = [call(url, "openai-completions", WHOLE, fresh[0], client=c) for c in on * 2]
+        assert all(a.is_success for a in accepted)
         assert ledger.revoke_key(fresh[1].label)
-        revoked = [call(url, "openai-completions", WHOLE, fresh[0]) for _ in range(6)]
+        revoked = [call(url, "openai-completions", WHOLE, fresh[0], client=c) for c in on * 3]
         assert [r.status_code for r in revoked] == [401] * 6
-    assert len(workers) == 2, "every request went to the same worker"
+        answered += [a.headers["x-request-id"] for a in accepted + revoked]
+        workers = [worker_of(request_id, log) for request_id in answered]
+    # Every request on the first connection went to one worker, every one on
+    # the second to the other.
+    assert len(set(zip(workers[::2], workers[1::2], strict=True))) == 1 and len(set(workers)) == 2
     counted = {r["key"]: (r["requests"], r["refused"]) for r in ledger.usage("key")}
     ledger.close()
     assert sorted(counted[k.label] for _, k in limited.values()) == [(6, 1)] * 4

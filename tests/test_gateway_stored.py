@@ -38,6 +38,7 @@ from .stored_support import (
     responses_client,
     serve_workers,
     tool_loop,
+    worker_clients,
     worker_of,
 )
 from .support import FIXTURES, needs_fixtures
@@ -344,22 +345,21 @@ def test_two_workers_serve_tool_loops_and_a_restart_keeps_them(
 ) -> None:
     config = gateway_toml(upstream, store=store_location)
     kept: list[str] = []
-    crossed = False
     with serve_workers(config, tmp_path, workers=2) as (url, log):
-        # Each turn comes from a new client on a new connection, which the
-        # kernel hands to either worker; bounded: at most 10 rounds.
-        for _ in range(10):
+        # Each turn from a new client, on a connection one worker holds and
+        # then the other's: no turn is served by the worker of the turn before.
+        turns: list[list[str]] = []
+        with worker_clients(url, log) as on:
             for api in CROSS:
                 fake.clear()
-                loop = tool_loop(url, fake, api)
+                loop = tool_loop(url, fake, api, on)
                 last = fake.requests_for(NAMED_MODELS[api])[-1].body
                 assert_full_history(api, last, loop.results)
                 kept += [r.id for r in loop.responses]
-                workers = [worker_of(i, log) for i in loop.request_ids]
-                crossed |= any(a != b for a, b in itertools.pairwise(workers))
-            if crossed:
-                break
-        assert crossed, "no turn was served by another worker than the turn before it"
+                turns.append(loop.request_ids)
+        for ids in turns:
+            workers = [worker_of(i, log) for i in ids]
+            assert all(a != b for a, b in itertools.pairwise(workers)), workers
         model = _text_answer(fake, "openai-completions")
         with ThreadPoolExecutor(8) as pool:
             answers = list(

@@ -15,16 +15,12 @@ workers have served one: no state lives in a worker.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import threading
-import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anthropic
-import httpx
+import httpx2
 import openai
 import pytest
 
@@ -34,17 +30,15 @@ from .gateway_support import (
     GATEWAY_KEY,
     NAMED_MODELS,
     SHORT,
-    WAIT,
     FakeUpstream,
     Reply,
     ServerThread,
-    free_port,
-    gateway_env,
     gateway_toml,
     running_gateway,
     sse_events,
 )
-from .support import FIXTURES, REPO, final_done, needs_fixtures
+from .stored_support import serve_workers, worker_clients, worker_of
+from .support import FIXTURES, final_done, needs_fixtures
 
 pytestmark = needs_fixtures
 
@@ -85,13 +79,24 @@ def _issued_reasoning(stem: str) -> list[dict[str, Any]]:
     return [json.loads(b.signature or "") for b in message.content if isinstance(b, ThinkingBlock)]
 
 
+def _anthropic(url: str, http_client: httpx2.Client | None) -> anthropic.Anthropic:
+    return anthropic.Anthropic(
+        api_key=GATEWAY_KEY, base_url=url, max_retries=0, http_client=http_client
+    )
+
+
 def _anthropic_turns(
-    url: str, fake: FakeUpstream, api: str, first_stem: str
+    url: str,
+    fake: FakeUpstream,
+    api: str,
+    first_stem: str,
+    connections: tuple[httpx2.Client | None, httpx2.Client | None] = (None, None),
 ) -> tuple[Any, list[str]]:
     """Two Anthropic turns through ``api``'s upstream, the first answered by
     the recording ``first_stem`` (a tool call), the second (its result) by a
-    text recording. Each turn comes from a new client on a new connection.
-    Returns the upstream's turn-2 body and the two request ids."""
+    text recording. Each turn comes from a new client, on a new connection or
+    on the one of ``connections`` given for it. Returns the upstream's turn-2
+    body and the two request ids."""
     model = f"named.{SHORT[api]}"
     upstream_model = _reply_with(fake, api, first_stem)
     tools: Any = [
@@ -100,7 +105,7 @@ def _anthropic_turns(
     ]
     history: list[Any] = [{"role": "user", "content": "go"}]
     ids: list[str] = []
-    client = anthropic.Anthropic(api_key=GATEWAY_KEY, base_url=url, max_retries=0)
+    client = _anthropic(url, connections[0])
     with client.messages.stream(model=model, max_tokens=1024, messages=history, tools=tools) as s:
         first = s.get_final_message()
         ids.append(s.response.headers["x-request-id"])
@@ -113,7 +118,7 @@ def _anthropic_turns(
         },
     ]
     _reply_with(fake, api, TEXT[api])
-    client = anthropic.Anthropic(api_key=GATEWAY_KEY, base_url=url, max_retries=0)
+    client = _anthropic(url, connections[1])
     with client.messages.stream(model=model, max_tokens=1024, messages=history, tools=tools) as s:
         s.get_final_message()
         ids.append(s.response.headers["x-request-id"])
@@ -203,93 +208,26 @@ def test_responses_client_anthropic_upstream_gets_its_signed_thinking_back(
 @pytest.fixture(scope="module")
 def two_workers(
     fake: FakeUpstream, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[str, list[str]]]:
-    """``streamnorm serve --workers 2`` in a subprocess, and its log lines as they come."""
-    with ServerThread(fake) as up:
-        path = tmp_path_factory.mktemp("gw") / "gateway.toml"
-        path.write_text(_toml(gateway_toml(up.url)))
-        port = free_port()
-        env = {**os.environ, **gateway_env(), "PYTHONPATH": str(REPO / "src")}
-        command = [
-            sys.executable,
-            "-m",
-            "streamnorm",
-            "serve",
-            "--config",
-            str(path),
-            "--port",
-            str(port),
-            "--workers",
-            "2",
-            "--log-level",
-            "warning",
-        ]
-        proc = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
-        lines: list[str] = []
-        assert proc.stderr is not None
-        reader = threading.Thread(target=lambda: lines.extend(proc.stderr or ()), daemon=True)
-        reader.start()
-        url = f"http://127.0.0.1:{port}"
-        try:
-            _wait_healthy(url, proc, lines)
-            yield url, lines
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(WAIT)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(WAIT)
-            reader.join(WAIT)
-
-
-def _toml(data: dict[str, Any]) -> str:
-    """Just enough TOML for the test configuration (tables, arrays of tables, scalars, lists)."""
-    lines = ["[gateway]", *(f"{k} = {json.dumps(v)}" for k, v in data["gateway"].items())]
-    for name, table in data["upstreams"].items():
-        lines.append(f"[upstreams.{name}]")
-        lines += [f"{k} = {json.dumps(v)}" for k, v in table.items()]
-    for route in data["routes"]:
-        lines += ["[[routes]]", *(f"{k} = {json.dumps(v)}" for k, v in route.items())]
-    return "\n".join(lines) + "\n"
-
-
-def _wait_healthy(url: str, proc: subprocess.Popen[str], lines: list[str]) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError("the gateway exited: " + "".join(lines))
-        try:
-            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError("the gateway did not become healthy")
-
-
-def _worker_of(request_id: str, lines: list[str]) -> int:
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        for line in list(lines):
-            if request_id in line:
-                return int(json.loads(line)["worker"])
-        time.sleep(0.02)
-    raise AssertionError(f"no log line for {request_id}")
+) -> Iterator[tuple[str, list[httpx2.Client], Path]]:
+    """``streamnorm serve --workers 2`` in a subprocess, a client kept on a
+    connection to each of its workers, and the file its log lines go to."""
+    folder = tmp_path_factory.mktemp("gw")
+    with (
+        ServerThread(fake) as up,
+        serve_workers(gateway_toml(up.url), folder) as (url, log),
+        worker_clients(url, log) as on,
+    ):
+        yield url, on, log
 
 
 def test_two_workers_serve_the_turns_of_one_conversation(
-    two_workers: tuple[str, list[str]], fake: FakeUpstream
+    two_workers: tuple[str, list[httpx2.Client], Path], fake: FakeUpstream
 ) -> None:
-    url, lines = two_workers
+    url, on, log = two_workers
     issued = _issued_reasoning(ENCRYPTED)
-    # Each turn comes from a new client on a new connection, which the kernel
-    # hands to either worker; bounded: at most 30 conversations.
-    for _ in range(30):
-        body, ids = _anthropic_turns(url, fake, "openai-responses", ENCRYPTED)
-        sent = [i for i in body["input"] if i.get("type") == "reasoning"]
-        assert [i["encrypted_content"] for i in sent] == [i["encrypted_content"] for i in issued]
-        first, second = (_worker_of(i, lines) for i in ids)
-        if first != second:
-            return
-    pytest.fail("30 conversations: never were the two turns served by different workers")
+    # Turn 1 on a connection one worker holds, turn 2 on the other's.
+    body, ids = _anthropic_turns(url, fake, "openai-responses", ENCRYPTED, (on[0], on[1]))
+    sent = [i for i in body["input"] if i.get("type") == "reasoning"]
+    assert [i["encrypted_content"] for i in sent] == [i["encrypted_content"] for i in issued]
+    first, second = (worker_of(i, log) for i in ids)
+    assert first != second
