@@ -819,12 +819,13 @@ async def phases(
     await phase("low unpaced", "fast", sequential("fast", each), TURNS)
     await phase("kept paced", "short", sequential("short", each, kept=True), TURNS)
     await phase("kept unpaced", "fast", sequential("fast", each, kept=True), TURNS)
-    for level in args.sweep:
+    for level in filter(None, args.sweep):
         # Enough streams at each level for the figure to settle.
         await phase(
             f"sweep {level}", "paced", wave("paced", level), max(1, args.sweep_streams // level)
         )
-    await phase("bulk unpaced", "fast", wave("fast", args.requests), 1)
+    if args.requests:
+        await phase("bulk unpaced", "fast", wave("fast", args.requests), 1)
     if args.footprint:
         print("footprint …", file=sys.stderr, flush=True)
         for route in routes:
@@ -907,11 +908,15 @@ def report(
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sequential", type=int, default=20, help="requests one at a time (low load)")
-    p.add_argument("--sweep", default="20,100,200", help="paced streams at once, per level")
+    p.add_argument(
+        "--sweep", default="20,100,200", help="paced streams at once, per level (0: skip)"
+    )
     p.add_argument(
         "--sweep-streams", type=int, default=100, help="streams per sweep level, at least"
     )
-    p.add_argument("--requests", type=int, default=200, help="unpaced streams at once (bulk)")
+    p.add_argument(
+        "--requests", type=int, default=200, help="unpaced streams at once (bulk; 0: skip)"
+    )
     p.add_argument("--open", type=int, default=1000, help="streams held open (0: skip)")
     p.add_argument(
         "--footprint", type=int, default=30, help="paced events whose pages are counted (0: skip)"

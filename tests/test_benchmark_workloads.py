@@ -184,3 +184,27 @@ def test_a_kept_alive_route_sends_its_requests_on_one_connection() -> None:
     assert [o.error for o in outcomes] == [None] * 3
     assert all(o.total_ms is not None and o.total_ms >= 10 for o in outcomes)
     assert (accepted, served) == (1, 3)
+
+
+def test_a_sweep_level_or_a_bulk_of_zero_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--sweep 0 --requests 0`` leave the sweep and the bulk phase out (a
+    level of 0 divided the streams by zero), the other phases run."""
+    import argparse
+    import asyncio
+
+    ran: list[str] = []
+
+    class Row:
+        def fields(self, reference: object) -> dict[str, Any]:
+            return {}
+
+    async def measured(phase: str, *_: object) -> list[Row]:
+        ran.append(phase)
+        return [Row()]
+
+    monkeypatch.setattr(gateway_bench, "measured", measured)
+    args = argparse.Namespace(
+        sequential=8, sweep=[0, 20], sweep_streams=40, requests=0, footprint=0, open=0
+    )
+    asyncio.run(gateway_bench.phases(args, None, []))
+    assert ran == ["low paced", "low unpaced", "kept paced", "kept unpaced", "sweep 20"]
