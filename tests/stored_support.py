@@ -173,7 +173,8 @@ def serve_workers(
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(url, proc, folder / f"serve-{port}.log")
-        _wait_for_workers(url, folder / f"serve-{port}.log", workers)
+        with worker_clients(url, folder / f"serve-{port}.log", workers):
+            pass  # until each worker has answered: the healthy answer says one listens
         yield url, folder / f"serve-{port}.log"
     finally:
         proc.terminate()
@@ -209,18 +210,6 @@ def worker_clients(url: str, log: Path, workers: int = 2) -> Iterator[list[httpx
     finally:
         for client in pinned.values():
             client.close()
-
-
-def _wait_for_workers(url: str, log: Path, workers: int) -> None:
-    """Until each of the ``workers`` processes has answered a request: the
-    first healthy answer says only that one of them listens."""
-    seen: set[int] = set()
-    deadline = time.monotonic() + 60
-    while len(seen) < workers:
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"only {len(seen)} of {workers} workers answered")
-        answer = httpx.get(url + "/healthz", timeout=10)
-        seen.add(worker_of(answer.headers["x-request-id"], log))
 
 
 def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
