@@ -8,8 +8,8 @@ gives it. On turn 2 the request the *upstream* receives must carry that
 state exactly as the upstream issued it.
 
 The last test runs the gateway as two worker processes (``streamnorm
-serve --workers 2``) and sends the turns of one conversation until both
-workers have served one: no state lives in a worker.
+serve --workers 2``) and sends turn 1 of a conversation to one worker and
+turn 2 to the other: no state lives in a worker.
 """
 
 from __future__ import annotations
