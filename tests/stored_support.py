@@ -168,14 +168,15 @@ def serve_workers(
     env = {**os.environ, **gateway_env(), "PYTHONPATH": str(REPO / "src")}
     command = [sys.executable, "-m", "streamnorm", "serve", "--config", str(path)]
     command += ["--port", str(port), "--workers", str(workers), "--log-level", "warning"]
-    log = (folder / f"serve-{port}.log").open("w")
+    lines = folder / f"serve-{port}.log"
+    log = lines.open("w")
     proc = subprocess.Popen(command, env=env, stderr=log, stdout=log)
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_healthy(url, proc, folder / f"serve-{port}.log")
-        with worker_clients(url, folder / f"serve-{port}.log", workers):
+        _wait_healthy(url, proc, lines)
+        with worker_clients(url, lines, workers):
             pass  # until each worker has answered: the healthy answer says one listens
-        yield url, folder / f"serve-{port}.log"
+        yield url, lines
     finally:
         proc.terminate()
         try:
