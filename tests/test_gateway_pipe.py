@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import gzip
+import os
+import types
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -67,13 +70,8 @@ ROUTES = [("/v1/chat/completions", {}), ("/v1/messages", {"max_tokens": 9})]
 IDS = ["same-API", "cross-API"]
 
 
-async def _relayed(
-    url: str, path: str, extra: dict[str, Any], client: str, *, waits: bool = False
-) -> tuple[bytes, list[bool]]:
-    """The body an ASGI server is sent for one streamed request through a
-    gateway on ``client``, and for each body message whether it was sent
-    from inside a task. With ``waits`` the server's send waits (as uvicorn's
-    does while the client's socket is full) at every other body message."""
+def _gateway(url: str, client: str) -> Any:
+    """A gateway serving every model from the Chat upstream at ``url`` on ``client``."""
     config = parse_config(
         {
             "gateway": {"upstream_client": client},
@@ -81,6 +79,23 @@ async def _relayed(
             "routes": [{"models": "*", "upstreams": ["chat"]}],
         }
     )
+    return create_app(config)
+
+
+async def _relayed(
+    url: str,
+    path: str,
+    extra: dict[str, Any],
+    client: str,
+    *,
+    waits: bool = False,
+    app: Any = None,
+) -> tuple[bytes, list[bool]]:
+    """The body an ASGI server is sent for one streamed request through a
+    gateway on ``client`` (or through ``app``, whose upstream connections are
+    then left open), and for each body message whether it was sent from
+    inside a task. With ``waits`` the server's send waits (as uvicorn's does
+    while the client's socket is full) at every other body message."""
     body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
     in_task: list[bool] = []
 
@@ -90,7 +105,9 @@ async def _relayed(
             if waits and len(in_task) % 2:
                 await asyncio.sleep(0.01)
 
-    bodies = await _asgi(create_app(config), path, {**body, **extra}, seen=seen)
+    bodies = await _asgi(
+        app or _gateway(url, client), path, {**body, **extra}, seen=seen, keep_clients=bool(app)
+    )
     return b"".join(bodies), in_task
 
 
@@ -294,3 +311,41 @@ async def test_a_stream_whose_end_came_with_its_last_event_starts_no_task(
     assert any(name == "Gateway.__call__" for name, _ in started)  # (the test's own: counted)
     made = [n for n, file in started if "streamnorm" in file and n != "Gateway.__call__"]
     assert made == [], made
+
+
+def _ours(thing: object) -> bool:
+    """Whether ``thing`` is one of the gateway's objects or functions."""
+    if isinstance(thing, types.FunctionType):
+        return thing.__module__.startswith("streamnorm")
+    if isinstance(thing, types.CoroutineType):
+        return f"{os.sep}streamnorm{os.sep}" in thing.cr_code.co_filename
+    return type(thing).__module__.startswith("streamnorm")
+
+
+@pytest.mark.parametrize(("path", "extra"), ROUTES, ids=IDS)
+@pytest.mark.parametrize("client", ["builtin", "aiohttp"])
+async def test_a_relayed_request_leaves_nothing_for_the_cyclic_collector(
+    path: str, extra: dict[str, Any], client: str
+) -> None:
+    """Once a streamed request is over, its objects (the relay, the message,
+    the exchange, the upstream response) are freed by reference counting:
+    none is left in a reference cycle, where it would wait for the cyclic
+    collector and be promoted, under load, to generations collected rarely.
+    The gateway itself stays (its pooled connections, its caches)."""
+    url, thread = paced_server(events()[:20], 0.001)
+    app = _gateway(url, client)
+    gc.collect()
+    gc.disable()
+    try:
+        body, _ = await _relayed(url, path, extra, client, app=app)
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        left = [repr(thing)[:80] for thing in gc.garbage if _ours(thing)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+        await app._clients.aclose()
+        thread.join(5)
+    assert body.count(b"data:") >= 10
+    assert left == []

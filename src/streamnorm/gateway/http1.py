@@ -474,35 +474,7 @@ class _Response:
         to several items, and an iterator holds those it has not given yet)."""
         if self._coding:
             return None
-        conn = self._conn
-        done: asyncio.Future[None] = conn.loop.create_future()
-        watch = IdleWatch(conn.fail, self._idle)
-
-        def stop(_: object = None) -> None:
-            if conn.reader is read:
-                conn.reader = None
-            watch.stop()
-
-        def read() -> None:
-            if done.done():  # cancelled, its callback not run yet: the bytes wait in the body
-                stop()
-                return
-            try:
-                finished = self._give(sink)
-            except BaseException as exc:  # to the task that awaits the piping
-                stop()
-                done.set_exception(exc)
-                return
-            if finished:
-                stop()
-                done.set_result(None)
-            else:
-                watch.start()  # waiting for the next read
-
-        done.add_done_callback(stop)  # (cancelled by the task that awaits it)
-        conn.reader = read
-        read()
-        return done
+        return _Pipe(self._conn, self._idle, self._give, sink).done
 
     def _give(self, sink: Callable[[bytes], bool]) -> bool:
         """What the reads brought, to ``sink`` (an uncoded body: all of it in
@@ -514,6 +486,58 @@ class _Response:
         if not (conn.complete or conn.error or conn.body):  # (most reads: wait for the next)
             return False
         return self._step() is None  # (the end, an error, or what came while sink ran)
+
+
+class _Pipe:
+    """A body piped to a sink (:meth:`_Response.pipe`): the connection's
+    reader while it lasts, ``done`` when it is over.
+
+    An object, not two closures: closures that name each other are a
+    reference cycle, and everything the sink holds (a request's relay, its
+    message, its exchange) waited for the cyclic collector after every
+    stream. Here the connection's reference ends when the piping stops and
+    the future's when its callbacks have run, so a request's objects go as
+    soon as the request does."""
+
+    __slots__ = ("_conn", "_give", "_sink", "_watch", "done")
+
+    def __init__(
+        self,
+        conn: _Connection,
+        idle: float,
+        give: Callable[[Callable[[bytes], bool]], bool],
+        sink: Callable[[bytes], bool],
+    ) -> None:
+        self._conn = conn
+        self._give = give
+        self._sink = sink
+        self._watch = IdleWatch(conn.fail, idle)
+        self.done: asyncio.Future[None] = conn.loop.create_future()
+        self.done.add_done_callback(self.stop)  # (cancelled by the task that awaits it)
+        conn.reader = self.read
+        self.read()
+
+    def read(self) -> None:
+        done = self.done
+        if done.done():  # cancelled, its callback not run yet: the bytes wait in the body
+            self.stop()
+            return
+        try:
+            finished = self._give(self._sink)
+        except BaseException as exc:  # to the task that awaits the piping
+            self.stop()
+            done.set_exception(exc)
+            return
+        if finished:
+            self.stop()
+            done.set_result(None)
+        else:
+            self._watch.start()  # waiting for the next read
+
+    def stop(self, _: object = None) -> None:
+        if self._conn.reader == self.read:  # (a bound method of this pipe: equal, not identical)
+            self._conn.reader = None
+        self._watch.stop()
 
 
 def _decoder(coding: str) -> zlib._Decompress | None:
