@@ -196,6 +196,44 @@ def test_serve_reports_a_bad_file_in_one_line_with_exit_status_2(tmp_path: Path)
     assert "upstreams.x.api" in proc.stderr or "missing.toml" in proc.stderr
 
 
+_FREEZE_PROBE = """
+import gc, os, sys, weakref
+gc.disable()  # (the cycle waits for app_from_env's own collection)
+class Node: pass
+cycle = Node(); cycle.self = cycle; dead = weakref.ref(cycle); del cycle
+os.environ["STREAMNORM_GATEWAY_CONFIG"] = sys.argv[1]
+from streamnorm.gateway.serve import app_from_env
+frozen = gc.get_freeze_count()
+app = app_from_env()
+print(frozen, gc.get_freeze_count(), dead() is None, len(gc.get_objects()))
+"""
+
+
+def test_a_served_workers_start_up_objects_are_frozen_after_its_garbage_is_collected(
+    tmp_path: Path,
+) -> None:
+    """``app_from_env`` (each worker's app) leaves what start-up made to no
+    later collection (``gc.freeze``), after collecting what was garbage
+    already: a cycle dropped before it is gone, not frozen."""
+    path = tmp_path / "gateway.toml"
+    path.write_text(
+        '[upstreams.chat]\napi = "openai-completions"\nbase_url = "http://127.0.0.1:9"\n'
+        '[[routes]]\nmodels = ["*"]\nupstreams = ["chat"]\n'
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", _FREEZE_PROBE, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+    )
+    before, after, collected, tracked = proc.stdout.split()
+    assert int(before) == 0 and int(after) > 10_000, proc.stdout
+    assert collected == "True"
+    assert int(tracked) < int(after) // 10  # what collections still walk
+
+
 def _wakeups(pid: int) -> int:
     """How often the threads of ``pid`` have slept and been woken (Linux)."""
     total = 0

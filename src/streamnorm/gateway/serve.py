@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import sys
@@ -57,9 +58,25 @@ CONFIG_ENV = "STREAMNORM_GATEWAY_CONFIG"
 
 
 def app_from_env() -> Gateway:
-    """The app for the configuration file named by ``STREAMNORM_GATEWAY_CONFIG``."""
+    """The app for the configuration file named by ``STREAMNORM_GATEWAY_CONFIG``,
+    in a worker whose start-up objects are frozen (:func:`_freeze_start_up`)."""
     _log_to_stderr()
-    return create_app(load_config(os.environ[CONFIG_ENV]))
+    app = create_app(load_config(os.environ[CONFIG_ENV]))
+    _freeze_start_up()
+    return app
+
+
+def _freeze_start_up() -> None:
+    """Keep the objects made so far out of every later collection.
+
+    The modules, the configuration, the model catalog and the app live as
+    long as the worker, yet each full collection walked them all (about
+    40,000 objects: 5-10 ms of CPU on the benchmark's machine, every stream
+    stalled meanwhile). ``gc.freeze`` moves them to a generation no
+    collection visits; what was garbage already is collected first, so that
+    nothing unreachable is kept for ever."""
+    gc.collect()
+    gc.freeze()
 
 
 def _log_to_stderr() -> None:
