@@ -316,7 +316,7 @@ async def test_a_stream_whose_end_came_with_its_last_event_starts_no_task(
 def _ours(thing: object) -> bool:
     """Whether ``thing`` is one of the gateway's objects or functions."""
     if isinstance(thing, types.FunctionType):
-        return thing.__module__.startswith("streamnorm")
+        return (thing.__module__ or "").startswith("streamnorm")
     if isinstance(thing, types.CoroutineType):
         return f"{os.sep}streamnorm{os.sep}" in thing.cr_code.co_filename
     return type(thing).__module__.startswith("streamnorm")
@@ -334,6 +334,7 @@ async def test_a_relayed_request_leaves_nothing_for_the_cyclic_collector(
     The gateway itself stays (its pooled connections, its caches)."""
     url, thread = paced_server(events()[:20], 0.001)
     app = _gateway(url, client)
+    collecting = gc.isenabled()
     gc.collect()
     gc.disable()
     try:
@@ -344,7 +345,8 @@ async def test_a_relayed_request_leaves_nothing_for_the_cyclic_collector(
     finally:
         gc.set_debug(0)
         gc.garbage.clear()
-        gc.enable()
+        if collecting:
+            gc.enable()
         await app._clients.aclose()
         thread.join(5)
     assert body.count(b"data:") >= 10
