@@ -105,8 +105,13 @@ async def _relayed(
             if waits and len(in_task) % 2:
                 await asyncio.sleep(0.01)
 
+    given = app is not None
     bodies = await _asgi(
-        app or _gateway(url, client), path, {**body, **extra}, seen=seen, keep_clients=bool(app)
+        app if given else _gateway(url, client),
+        path,
+        {**body, **extra},
+        seen=seen,
+        keep_clients=given,
     )
     return b"".join(bodies), in_task
 
