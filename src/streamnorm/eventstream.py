@@ -58,7 +58,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, Literal, NoReturn, TypeAlias
 
-from ._json import dumps_compact, loads
+from ._json import dumps_bytes, loads
 from .sse import RawEvent
 
 try:  # the same CRC32, 2.5x faster on frame-sized input (the ``bedrock`` extra)
@@ -533,4 +533,4 @@ def _raw_error(known: _Known, payload: bytes) -> RawEvent:
         message = headers.get(":error-message")
         error["message"] = message if isinstance(message, str) else ""
     error["type"] = name
-    return (f"{kind}:{name}", dumps_compact({"error": error}).encode(), kind, None)
+    return (f"{kind}:{name}", dumps_bytes({"error": error}), kind, None)

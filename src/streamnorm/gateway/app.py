@@ -26,7 +26,7 @@ import uuid
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-from .._json import dumps_compact
+from .._json import dumps_bytes
 from .config import GatewayConfig
 from .counting import Counter
 from .doors import Door, client_api, find_door, parse_call, presented_keys
@@ -196,7 +196,7 @@ class Gateway:
             raise GatewayError(404, f"model: {name!r} is not served here", param="model")
         else:
             body = model_body(api, name)
-        await ex.respond(200, _JSON, dumps_compact(body).encode())
+        await ex.respond(200, _JSON, dumps_bytes(body))
 
 
 def _list_prefix(path: str) -> str | None:

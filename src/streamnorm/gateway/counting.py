@@ -20,7 +20,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from .._json import dumps_compact
+from .._json import dumps_bytes
 from ..codec import KEPT_HEADERS, decode_request
 from ..request import Request
 from ..tokens import COUNT_APIS, count_request, estimate_tokens, read_count
@@ -63,7 +63,7 @@ class Counter:
             ex.record.upstream, ex.record.upstream_api = up.name, up.api
             tokens = estimate_tokens(_for(request, call, up), _ESTIMATED_AS.get(up.api, up.api))
             kind = "estimate"
-        body = dumps_compact(_answer(call.api, tokens)).encode()
+        body = dumps_bytes(_answer(call.api, tokens))
         await ex.respond(200, "application/json", body, {COUNT_HEADER: kind})
 
     async def _ask(
@@ -77,9 +77,9 @@ class Counter:
                 kept = {h: ex.headers[h] for h in KEPT_HEADERS.get(call.api, ()) if h in ex.headers}
                 kept, dropped = allowed_betas(kept, self._config.anthropic_betas)
                 ex.record.warnings += [str(w) for w in dropped]
-                return Outgoing(ex.path, kept, dumps_compact(body).encode())
+                return Outgoing(ex.path, kept, dumps_bytes(body))
             wire = count_request(_for(request, call, up), up.api, provider=up.provider)
-            return Outgoing(wire.path, dict(wire.headers), dumps_compact(wire.body).encode())
+            return Outgoing(wire.path, dict(wire.headers), dumps_bytes(wire.body))
 
         try:
             up, status, body = await fetch(self._client(), ups, build)

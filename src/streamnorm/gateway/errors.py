@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .._json import dumps_compact, loads
+from .._json import dumps_bytes, dumps_compact, loads
 from ..errors import aws_error_type
 
 __all__ = [
@@ -134,7 +134,7 @@ def error_body(
     body = error_object(api, status, message, param=param, code=code)
     if request_id is not None and api == "anthropic-messages":
         body["request_id"] = request_id
-    return dumps_compact(body).encode()
+    return dumps_bytes(body)
 
 
 def stream_error(api: str, status: int, message: str, *, sequence_number: int = 0) -> bytes:

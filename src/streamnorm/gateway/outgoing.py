@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from .._json import dumps_compact
+from .._json import dumps_bytes
 from ..codec import (
     ResponseHistory,
     UnknownItem,
@@ -102,7 +102,7 @@ def same_api_request(
         return Outgoing(path + ("?alt=sse" if call.sse else ""), forwarded, call.raw), dropped
     body = call.raw
     if model != call.model:
-        body = dumps_compact({**call.body, "model": model}).encode()
+        body = dumps_bytes({**call.body, "model": model})
     return Outgoing(_PATHS[call.api], forwarded, body), dropped
 
 
@@ -207,4 +207,4 @@ class ClientRequest:
         except ValueError as exc:  # the request cannot be said in the upstream's API
             raise GatewayError(400, str(exc)) from None
         self.warnings[up.name] = wire.warnings
-        return Outgoing(wire.path, dict(wire.headers), dumps_compact(wire.body).encode())
+        return Outgoing(wire.path, dict(wire.headers), dumps_bytes(wire.body))

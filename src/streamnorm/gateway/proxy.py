@@ -18,7 +18,7 @@ import dataclasses
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-from .._json import dumps_compact
+from .._json import dumps_bytes
 from ..codec import decode_response
 from ..encoder import encode_response
 from ..errors import aws_error_type
@@ -239,7 +239,7 @@ async def _whole(
     out = encode_response(
         message, call.api, model=call.model, created=answer.created, request=answer.request
     )
-    await ex.respond(200, "application/json", redactor.whole(dumps_compact(out).encode()))
+    await ex.respond(200, "application/json", redactor.whole(dumps_bytes(out)))
 
 
 def _header(value: str, redactor: Redactor) -> str:

@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from .._json import dumps_compact
+from .._json import dumps_bytes, dumps_compact
 from ..codec import encode_request
 from ..encoder import encode_response
 from ..messages import AssistantMessage, Message, StopReason
@@ -218,7 +218,7 @@ class StoredResponses:
             if stored is None:
                 raise _not_found(rid)
             body = dict(stored.response) if not match[2] else _input_items(stored, ex.query)
-        await ex.respond(200, _JSON, dumps_compact(body).encode())
+        await ex.respond(200, _JSON, dumps_bytes(body))
 
 
 def _not_found(rid: str) -> GatewayError:

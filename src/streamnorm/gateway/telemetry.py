@@ -38,7 +38,7 @@ from prometheus_client import (
     multiprocess,
 )
 
-from .._json import dumps_compact
+from .._json import dumps_bytes
 from ..messages import AssistantMessage
 from .state.ledger import key_label
 
@@ -193,7 +193,7 @@ class RequestRecord:
         data["warnings"] = warnings
         if self.content is not None:
             data["content"] = self.content
-        return dumps_compact(data)
+        return dumps_bytes(data).decode()
 
 
 #: The fields a log line holds, in order (``content`` only when kept, no
@@ -220,6 +220,8 @@ class Metrics:
 
     def __init__(self) -> None:
         self._routes: dict[tuple[str, str], _RouteMetrics] = {}
+        #: The cost and unpriced series by their labels, as they come.
+        self._priced: dict[tuple[bool, str, str, str, str], Counter] = {}
         self._models: set[str] = set()
         self.registry = CollectorRegistry()
         labels = ("client_api", "upstream", "status")
@@ -292,16 +294,17 @@ class Metrics:
         return route
 
     def _price(self, record: RequestRecord, api: str, upstream: str) -> None:
-        labels = (
-            record.client_key or "none",
-            api,
-            upstream,
-            self._model_label(record.upstream_model or record.model or "none"),
-        )
-        if record.cost_usd is not None:
-            self.cost.labels(*labels).inc(record.cost_usd)
-        else:
-            self.unpriced.labels(*labels).inc()
+        """The request's cost, or one more unpriced request, in the series of
+        its labels (each looked up once: see :meth:`_route`). They are as
+        many as prometheus_client's own children: the model label is bounded."""
+        model = self._model_label(record.upstream_model or record.model or "none")
+        cost = record.cost_usd
+        labels = (cost is not None, record.client_key or "none", api, upstream, model)
+        series = self._priced.get(labels)
+        if series is None:
+            series = (self.unpriced if cost is None else self.cost).labels(*labels[1:])
+            self._priced[labels] = series
+        series.inc(1 if cost is None else cost)
 
     def _model_label(self, model: str) -> str:
         """``model``, or ``"other"`` once :data:`MAX_MODEL_LABELS` models have

@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-from .._json import dumps_compact
+from .._json import dumps_bytes
 from ..envelope import Issuer, wrap, wrap_bytes
 from ..events import (
     BlockEnd,
@@ -36,35 +36,18 @@ __all__ = [
     "ProviderMismatchWarning",
     "WireEncoder",
     "derive_id",
-    "dumps",
     "error_class",
     "frame",
     "issuer_of",
     "raw_stop",
 ]
 
-try:  # orjson is optional; where it is missing or refuses a value, the stdlib writes it.
-    import orjson
-
-    def dumps(value: Any) -> bytes:
-        """Compact JSON as UTF-8 bytes."""
-        try:
-            return orjson.dumps(value)
-        except TypeError:  # integers beyond 64 bits, non-string keys
-            return dumps_compact(value).encode()
-
-except ImportError:  # pragma: no cover - orjson is in the dev extra
-
-    def dumps(value: Any) -> bytes:
-        """Compact JSON as UTF-8 bytes."""
-        return dumps_compact(value).encode()
-
 
 def frame(payload: Any, event: str | None = None, *, crlf: bool = False) -> bytes:
     """One SSE event: an optional ``event:`` line, one ``data:`` line, a blank
     line. JSON never holds a raw line break, so one ``data:`` line suffices."""
     end = b"\r\n" if crlf else b"\n"
-    data = b"data: " + dumps(payload) + end + end
+    data = b"data: " + dumps_bytes(payload) + end + end
     if event is None:
         return data
     return b"event: " + event.encode() + end + data

@@ -29,6 +29,7 @@ import base64
 import re
 from typing import Any
 
+from ..._json import dumps_bytes
 from ...events import BlockEnd, Error, Event, TextDelta, ThinkingDelta, ToolCallDelta
 from ...messages import (
     AssistantMessage,
@@ -44,7 +45,6 @@ from ..wire_writer import (
     Carrier,
     WireEncoder,
     derive_id,
-    dumps,
     error_class,
     frame,
     issuer_of,
@@ -321,7 +321,7 @@ class AnthropicEncoder(WireEncoder):
         index = event.index
         if index == self._current:  # the open block's next piece: most events of a stream
             head = _TEXT_DELTA_HEAD % self._blocks[index].index
-            return head + dumps(event.delta) + _TEXT_DELTA_TAIL
+            return head + dumps_bytes(event.delta) + _TEXT_DELTA_TAIL
         out = self._route(index, event)
         if out is None:
             return b""
