@@ -21,8 +21,8 @@ serve the same conversations.
 
 from __future__ import annotations
 
+import os
 import re
-import uuid
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
@@ -92,7 +92,7 @@ class Gateway:
                 return
 
     async def _http_request(self, scope: Scope, receive: Receive, send: Send) -> None:
-        record = RequestRecord(f"req_{uuid.uuid4().hex}", scope["method"], scope["path"])
+        record = RequestRecord(f"req_{os.urandom(16).hex()}", scope["method"], scope["path"])
         ex = Exchange(scope, receive, send, record, self.budget)
         door = find_door(ex.method, ex.path)
         with self._traced(ex, door):
