@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .._json import dumps_bytes, dumps_compact, loads
+from .._json import dumps_bytes, loads
 from ..errors import aws_error_type
+from ..providers.wire_writer import frame
 
 __all__ = [
     "UNKNOWN_URL",
@@ -145,10 +146,9 @@ def stream_error(api: str, status: int, message: str, *, sequence_number: int = 
     event from the client API's stream encoder instead.
     """
     if api == "anthropic-messages":
-        data = dumps_compact(error_object(api, status, message))
-        return f"event: error\ndata: {data}\n\n".encode()
+        return frame(error_object(api, status, message), "error")
     if api == "google-generative-ai":
-        return f"data: {dumps_compact(error_object(api, status, message))}\r\n\r\n".encode()
+        return frame(error_object(api, status, message), crlf=True)
     kind, code = _openai_type(status)
     if api == "openai-responses":
         event = {
@@ -158,8 +158,8 @@ def stream_error(api: str, status: int, message: str, *, sequence_number: int = 
             "param": None,
             "sequence_number": sequence_number,
         }
-        return f"event: error\ndata: {dumps_compact(event)}\n\n".encode()
-    return f"data: {dumps_compact(error_object(api, status, message))}\n\n".encode()
+        return frame(event, "error")
+    return frame(error_object(api, status, message))
 
 
 def upstream_message(body: bytes, status: int, headers: Mapping[str, str] | None = None) -> str:

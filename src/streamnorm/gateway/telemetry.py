@@ -220,8 +220,8 @@ class Metrics:
 
     def __init__(self) -> None:
         self._routes: dict[tuple[str, str], _RouteMetrics] = {}
-        #: The cost and unpriced series by their labels, as they come.
-        self._priced: dict[tuple[bool, str, str, str, str], Counter] = {}
+        #: The cost and unpriced series by (priced?, their labels), as they come.
+        self._priced: dict[tuple[bool, tuple[str, ...]], Counter] = {}
         self._models: set[str] = set()
         self.registry = CollectorRegistry()
         labels = ("client_api", "upstream", "status")
@@ -299,11 +299,12 @@ class Metrics:
         many as prometheus_client's own children: the model label is bounded."""
         model = self._model_label(record.upstream_model or record.model or "none")
         cost = record.cost_usd
-        labels = (cost is not None, record.client_key or "none", api, upstream, model)
-        series = self._priced.get(labels)
+        labels = (record.client_key or "none", api, upstream, model)
+        key = (cost is not None, labels)
+        series = self._priced.get(key)
         if series is None:
-            series = (self.unpriced if cost is None else self.cost).labels(*labels[1:])
-            self._priced[labels] = series
+            series = (self.unpriced if cost is None else self.cost).labels(*labels)
+            self._priced[key] = series
         series.inc(1 if cost is None else cost)
 
     def _model_label(self, model: str) -> str:
