@@ -39,9 +39,11 @@ on all of them alike. Phases:
    SDK clients send them: the difference is what a client's new connection
    costs each proxy.
 2. ``sweep``: ``--sweep`` levels of paced streams at once (in waves of that
-   many, a wave a turn, ``--sweep-streams`` in all at least): TTFB p50/p99
+   many, a wave a turn, ``--sweep-streams`` in all at least and at least
+   four waves a proxy, as many turns as a sequential phase): TTFB p50/p99
    and the proxy process's CPU per relayed upstream event.
-3. ``bulk``: ``--requests`` unpaced streams at once: CPU per MB and per event.
+3. ``bulk``: ``--requests`` unpaced streams at once, four waves a proxy:
+   CPU per MB and per event.
 4. ``footprint``: one paced stream read event by event, ``--footprint``
    events: the distinct pages of memory the proxy touches per event (its
    referenced bits cleared through ``/proc/PID/clear_refs`` as an event
@@ -820,12 +822,13 @@ async def phases(
     await phase("kept paced", "short", sequential("short", each, kept=True), TURNS)
     await phase("kept unpaced", "fast", sequential("fast", each, kept=True), TURNS)
     for level in filter(None, args.sweep):
-        # Enough streams at each level for the figure to settle.
-        await phase(
-            f"sweep {level}", "paced", wave("paced", level), max(1, args.sweep_streams // level)
-        )
+        # Enough streams at each level for the figure to settle, and a wave
+        # a turn at least TURNS times: with one wave the proxies take no
+        # turns, and a level's figure is one sample of what the machine charged.
+        turns = max(TURNS, args.sweep_streams // level)
+        await phase(f"sweep {level}", "paced", wave("paced", level), turns)
     if args.requests:
-        await phase("bulk unpaced", "fast", wave("fast", args.requests), 1)
+        await phase("bulk unpaced", "fast", wave("fast", args.requests), TURNS)
     if args.footprint:
         print("footprint …", file=sys.stderr, flush=True)
         for route in routes:

@@ -208,3 +208,37 @@ def test_a_sweep_level_or_a_bulk_of_zero_is_skipped(monkeypatch: pytest.MonkeyPa
     )
     asyncio.run(gateway_bench.phases(args, None, []))
     assert ran == ["low paced", "low unpaced", "kept paced", "kept unpaced", "sweep 20"]
+
+
+def test_every_phase_takes_four_turns_at_least(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sweep level or the bulk phase with fewer streams than four waves
+    still takes four turns (one wave alone is one sample of what the machine
+    charged, the proxies taking no turns); more streams, more turns."""
+    import argparse
+    import asyncio
+
+    turns: dict[str, int] = {}
+
+    class Row:
+        def fields(self, reference: object) -> dict[str, Any]:
+            return {}
+
+    async def measured(phase: str, _routes: object, _model: str, _run: object, n: int) -> list[Row]:
+        turns[phase] = n
+        return [Row()]
+
+    monkeypatch.setattr(gateway_bench, "measured", measured)
+    args = argparse.Namespace(
+        sequential=8, sweep=[20, 100, 200], sweep_streams=200, requests=200, footprint=0, open=0
+    )
+    asyncio.run(gateway_bench.phases(args, None, []))
+    assert turns == {
+        "low paced": 4,
+        "low unpaced": 4,
+        "kept paced": 4,
+        "kept unpaced": 4,
+        "sweep 20": 10,
+        "sweep 100": 4,
+        "sweep 200": 4,
+        "bulk unpaced": 4,
+    }
