@@ -186,52 +186,50 @@ def test_a_kept_alive_route_sends_its_requests_on_one_connection() -> None:
     assert (accepted, served) == (1, 3)
 
 
-def test_a_sweep_level_or_a_bulk_of_zero_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``--sweep 0 --requests 0`` leave the sweep and the bulk phase out (a
-    level of 0 divided the streams by zero), the other phases run."""
+def _phases_taken(monkeypatch: pytest.MonkeyPatch, **given: Any) -> list[tuple[str, int]]:
+    """The phases ``phases`` runs for ``given`` options, in order, with the
+    turns each is given (``measured`` replaced: nothing is started)."""
     import argparse
     import asyncio
 
-    ran: list[str] = []
-
-    class Row:
-        def fields(self, reference: object) -> dict[str, Any]:
-            return {}
-
-    async def measured(phase: str, *_: object) -> list[Row]:
-        ran.append(phase)
-        return [Row()]
-
-    monkeypatch.setattr(gateway_bench, "measured", measured)
-    args = argparse.Namespace(
-        sequential=8, sweep=[0, 20], sweep_streams=40, requests=0, footprint=0, open=0
-    )
-    asyncio.run(gateway_bench.phases(args, None, []))
-    assert ran == ["low paced", "low unpaced", "kept paced", "kept unpaced", "sweep 20"]
-
-
-def test_every_phase_takes_four_turns_at_least(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A sweep level or the bulk phase with fewer streams than four waves
-    still takes four turns (one wave alone is one sample of what the machine
-    charged, the proxies taking no turns); more streams, more turns."""
-    import argparse
-    import asyncio
-
-    turns: dict[str, int] = {}
+    taken: list[tuple[str, int]] = []
 
     class Row:
         def fields(self, reference: object) -> dict[str, Any]:
             return {}
 
     async def measured(phase: str, _routes: object, _model: str, _run: object, n: int) -> list[Row]:
-        turns[phase] = n
+        taken.append((phase, n))
         return [Row()]
 
     monkeypatch.setattr(gateway_bench, "measured", measured)
-    args = argparse.Namespace(
-        sequential=8, sweep=[20, 100, 200], sweep_streams=200, requests=200, footprint=0, open=0
-    )
+    args = argparse.Namespace(footprint=0, open=0, **given)
     asyncio.run(gateway_bench.phases(args, None, []))
+    return taken
+
+
+def test_a_sweep_level_or_a_bulk_of_zero_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--sweep 0 --requests 0`` leave the sweep and the bulk phase out (a
+    level of 0 divided the streams by zero), the other phases run."""
+    ran = _phases_taken(monkeypatch, sequential=8, sweep=[0, 20], sweep_streams=40, requests=0)
+    assert [phase for phase, _ in ran] == [
+        "low paced",
+        "low unpaced",
+        "kept paced",
+        "kept unpaced",
+        "sweep 20",
+    ]
+
+
+def test_every_phase_takes_four_turns_at_least(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sweep level or the bulk phase with fewer streams than four waves
+    still takes four turns (one wave alone is one sample of what the machine
+    charged, the proxies taking no turns); more streams, more turns."""
+    turns = dict(
+        _phases_taken(
+            monkeypatch, sequential=8, sweep=[20, 100, 200], sweep_streams=200, requests=200
+        )
+    )
     assert turns == {
         "low paced": 4,
         "low unpaced": 4,
